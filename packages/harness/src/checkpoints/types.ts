@@ -1,0 +1,70 @@
+import type { Message } from "../messages";
+
+/**
+ * How `messages` changed between a checkpoint and its parent. Each message
+ * body is stored exactly once: in the checkpoint that added or replaced it.
+ */
+export type MessageOp =
+  | { op: "add"; message: Message }
+  | { op: "replace"; message: Message }
+  | { op: "remove"; id: string }
+  | { op: "clear" };
+
+/** What changed in a checkpoint relative to its parent. */
+export interface StateDelta {
+  /** Message operations, applied in order. */
+  messages?: MessageOp[];
+  /** Channels (other than messages) whose value changed: the full new value. */
+  values?: Record<string, unknown>;
+}
+
+/** Metadata LangGraph keeps on a checkpoint. */
+export interface CheckpointMetadata {
+  /** -1 for the input checkpoint, then 0, 1, 2… within the thread. */
+  step: number;
+  source: "input" | "loop" | "update" | "fork";
+  run_id?: string;
+  /** Node that wrote this checkpoint (`model`, `tools`, `<Middleware>.before_agent`…). */
+  writer?: string;
+  /** Pending interrupts (the run paused here). */
+  interrupts?: Array<{ id: string; value: unknown; toolCallId?: string }>;
+  [key: string]: unknown;
+}
+
+/** One stored checkpoint. */
+export interface CheckpointRecord {
+  threadId: string;
+  checkpointId: string;
+  parentId: string | null;
+  /** ISO timestamp. */
+  createdAt: string;
+  metadata: CheckpointMetadata;
+  delta: StateDelta;
+}
+
+/** Options for listing checkpoints (newest first). */
+export interface ListCheckpointOptions {
+  limit?: number;
+  /** Only checkpoints created before this checkpoint id (exclusive). */
+  before?: string;
+}
+
+/**
+ * A checkpoint store. Implementations persist records; state reconstruction
+ * (walking deltas) is shared code, so every backend (memory, SQLite, later
+ * PostgreSQL) stores the same linear data.
+ */
+export interface CheckpointStore {
+  /** Persist one checkpoint record. Must be atomic. */
+  put(record: CheckpointRecord): Promise<void>;
+  /** The latest checkpoint of a thread (by creation order), or one by id. */
+  get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined>;
+  /** The ancestry of a checkpoint, root first, ending with the checkpoint itself. */
+  chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]>;
+  /** Checkpoints of a thread, newest first. */
+  list(threadId: string, options?: ListCheckpointOptions): Promise<CheckpointRecord[]>;
+  /** Delete every checkpoint of a thread. */
+  deleteThread(threadId: string): Promise<void>;
+  /** Release resources. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,17 @@
+export {
+  DeerFlowError,
+  ConfigError,
+  ModelCallError,
+  ModelConfigError,
+  ToolError,
+  SandboxError,
+  PathAccessError,
+  CheckpointError,
+  InvalidUpdateError,
+  GraphRecursionError,
+  RunCancelledError,
+  ValidationError,
+  hasErrorCode,
+  errorMessage,
+} from "./errors";
+export type { DeerFlowErrorOptions, ModelErrorKind } from "./errors";

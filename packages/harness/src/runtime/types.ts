@@ -1,0 +1,175 @@
+import type { AIMessage, Message, ToolCall, ToolMessage } from "../messages";
+import type { ChatModel, ModelSettings } from "../models/types";
+import type { AgentState, Command, StateSchema, StateUpdate } from "../state";
+import type { CustomEvent, RunContext, ToolDefinition } from "../tools/types";
+
+/** Stream modes of a run (LangGraph names; `messages` is the tuple mode). */
+export type StreamMode = "values" | "updates" | "messages" | "custom" | "checkpoints" | "debug" | "tasks";
+
+/** One event of a run's stream. `ns` is empty for the root run, `["task:<id>"]` for a nested run. */
+export interface StreamEvent {
+  mode: StreamMode;
+  ns: string[];
+  data: unknown;
+}
+
+/** Where a hook can send the run. */
+export type JumpTarget = "end" | "model" | "tools";
+
+/** What a before/after hook returns: a partial state update, optionally with a jump. */
+export type HookResult = (StateUpdate & { jumpTo?: JumpTarget }) | void | undefined;
+
+/** The runtime handed to middleware hooks. */
+export interface Runtime<S extends AgentState = AgentState> {
+  readonly threadId: string;
+  readonly runId: string;
+  /** Mutable per-run context (`thread_id`, `run_id`, `user_id`, `stop_reason`…). */
+  readonly context: RunContext;
+  readonly signal: AbortSignal;
+  /** The agent's model (middlewares such as Title may call it directly). */
+  readonly model: ChatModel;
+  /** Number of model calls made so far in this run. */
+  readonly modelCalls: number;
+  /** Emit a `custom` stream event. */
+  writer(event: CustomEvent): void;
+  /** Forward an already-built stream event (used to nest a sub-agent's stream under this run). */
+  emit(event: StreamEvent): void;
+  /** Run configuration (`configurable`, `metadata`). */
+  readonly config: RunConfig;
+  /** Phantom field so `S` participates in typing. */
+  readonly __state?: S;
+}
+
+/** The request a `wrapModelCall` middleware sees and may rewrite (copy, then pass on). */
+export interface ModelCallRequest<S extends AgentState = AgentState> {
+  model: ChatModel;
+  /** The static system prompt; the innermost handler prepends it as a system message. */
+  systemPrompt?: string;
+  /** Conversation messages (state messages, possibly rewritten for this call only). */
+  messages: Message[];
+  tools: ToolDefinition[];
+  settings: ModelSettings;
+  state: S;
+  runtime: Runtime<S>;
+}
+
+/** Calls the next layer (ultimately the model). */
+export type ModelCallHandler<S extends AgentState = AgentState> = (request: ModelCallRequest<S>) => Promise<AIMessage>;
+
+/** The request a `wrapToolCall` middleware sees. */
+export interface ToolCallRequest<S extends AgentState = AgentState> {
+  toolCall: ToolCall;
+  /** Undefined when the model called a tool that does not exist. */
+  tool?: ToolDefinition;
+  state: S;
+  runtime: Runtime<S>;
+}
+
+/** What executing a tool call yields. */
+export type ToolCallResult = ToolMessage | Command;
+
+/** Calls the next layer (ultimately the tool). */
+export type ToolCallHandler<S extends AgentState = AgentState> = (request: ToolCallRequest<S>) => Promise<ToolCallResult>;
+
+/**
+ * A middleware: plain hook functions, not graph nodes. Ordering follows
+ * LangChain: `before*` hooks in list order, `after*` in reverse order, the
+ * first middleware is the outermost `wrap*` layer.
+ */
+export interface AgentMiddleware<S extends AgentState = AgentState> {
+  readonly name: string;
+  /** Extra state channels this middleware needs. */
+  readonly stateSchema?: StateSchema;
+  /** Tools this middleware contributes. */
+  readonly tools?: ToolDefinition[];
+  beforeAgent?(state: S, runtime: Runtime<S>): HookResult | Promise<HookResult>;
+  beforeModel?(state: S, runtime: Runtime<S>): HookResult | Promise<HookResult>;
+  afterModel?(state: S, runtime: Runtime<S>): HookResult | Promise<HookResult>;
+  afterAgent?(state: S, runtime: Runtime<S>): HookResult | Promise<HookResult>;
+  wrapModelCall?(request: ModelCallRequest<S>, handler: ModelCallHandler<S>): Promise<AIMessage>;
+  wrapToolCall?(request: ToolCallRequest<S>, handler: ToolCallHandler<S>): Promise<ToolCallResult>;
+}
+
+/** Run configuration, LangGraph `RunnableConfig`-like. */
+export interface RunConfig {
+  configurable: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  recursionLimit: number;
+}
+
+/** A pending interrupt (human-in-the-loop pause). */
+export interface Interrupt {
+  id: string;
+  value: unknown;
+  /** The tool call that raised it. */
+  toolCallId?: string;
+}
+
+/** Input of a run: a state update (usually `{messages:[…]}`), a resume Command, or null (continue). */
+export type RunInput = StateUpdate | Command | null | undefined;
+
+/** Options of one run. */
+export interface RunOptions {
+  threadId?: string;
+  runId?: string;
+  /** Fork from (or resume at) this checkpoint instead of the thread's latest. */
+  checkpointId?: string;
+  /** Identity and run options; merged into `runtime.context`. */
+  context?: Partial<RunContext> & Record<string, unknown>;
+  configurable?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+  /** Max model+tool steps (default 100). */
+  recursionLimit?: number;
+  streamMode?: StreamMode[];
+  signal?: AbortSignal;
+  /** Prefix for this run's events (nested runs). */
+  namespace?: string[];
+  /** Do not persist checkpoints for this run (sub-agents). */
+  ephemeral?: boolean;
+  /** Initial state for an ephemeral run (sub-agents share sandbox/thread_data). */
+  initialState?: Partial<AgentState>;
+}
+
+/** Final status of a run. */
+export type RunStatus = "success" | "interrupted" | "cancelled" | "error";
+
+/** What a finished run reports. */
+export interface RunResult<S extends AgentState = AgentState> {
+  status: RunStatus;
+  state: S;
+  checkpointId: string | null;
+  interrupts: Interrupt[];
+  error?: Error;
+}
+
+/** A state snapshot at a checkpoint. */
+export interface StateSnapshot<S extends AgentState = AgentState> {
+  values: S;
+  checkpointId: string;
+  parentCheckpointId: string | null;
+  createdAt: string;
+  metadata: Record<string, unknown>;
+  /** Non-empty when the run paused (e.g. `["tools"]` for a pending interrupt). */
+  next: string[];
+  interrupts: Interrupt[];
+}
+
+/** A stream that also resolves to the run's result once drained. */
+export interface RunStream<S extends AgentState = AgentState> extends AsyncIterable<StreamEvent> {
+  /** Resolves when the run ends (drains the stream if nobody iterates it). */
+  readonly result: Promise<RunResult<S>>;
+}
+
+/** A compiled agent. */
+export interface Agent<S extends AgentState = AgentState> {
+  readonly name: string;
+  readonly stateSchema: StateSchema;
+  readonly tools: readonly ToolDefinition[];
+  readonly middleware: readonly AgentMiddleware<S>[];
+  stream(input: RunInput, options?: RunOptions): RunStream<S>;
+  invoke(input: RunInput, options?: RunOptions): Promise<RunResult<S>>;
+  getState(threadId: string, checkpointId?: string): Promise<StateSnapshot<S> | undefined>;
+  getStateHistory(threadId: string, options?: { limit?: number; before?: string }): Promise<StateSnapshot<S>[]>;
+  /** Write state outside a run, as a new checkpoint (source `update`). */
+  updateState(threadId: string, update: StateUpdate, options?: { checkpointId?: string; asNode?: string }): Promise<StateSnapshot<S>>;
+}

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import type { JsonSchema } from "../models/types";
+import type { ToolDefinition, ToolResult, ToolRuntime } from "./types";
+
+/** Options of {@link tool}. */
+export interface ToolOptions<S extends z.ZodType> {
+  name: string;
+  description: string;
+  schema: S;
+  returnDirect?: boolean;
+  timeoutMs?: number;
+  metadata?: Record<string, unknown>;
+  execute(args: z.output<S>, runtime: ToolRuntime): Promise<ToolResult> | ToolResult;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Convert a zod schema to the JSON schema a model sees (no `$schema` key). */
+export function zodToJsonSchema(schema: z.ZodType): JsonSchema {
+  const json = z.toJSONSchema(schema, { target: "draft-7", io: "input", unrepresentable: "any" }) as JsonSchema;
+  delete json.$schema;
+  if (json.type === "object" && json.additionalProperties === false) delete json.additionalProperties;
+  return json;
+}
+
+/**
+ * Define a tool once with a zod schema. The JSON schema is derived for the
+ * model; arguments are validated before `execute` is called (invalid
+ * arguments become an error tool message, never an exception).
+ */
+export function tool<S extends z.ZodType>(options: ToolOptions<S>): ToolDefinition<z.output<S>> {
+  if (!TOOL_NAME.test(options.name)) {
+    throw new TypeError(`Invalid tool name '${options.name}': use 1-64 letters, digits, '_' or '-'`);
+  }
+  if (!options.description?.trim()) throw new TypeError(`Tool '${options.name}' needs a description`);
+  const parameters = zodToJsonSchema(options.schema);
+  if (parameters.type !== "object") {
+    throw new TypeError(`Tool '${options.name}': schema must be a zod object (got ${String(parameters.type)})`);
+  }
+  return {
+    name: options.name,
+    description: options.description,
+    schema: options.schema as unknown as z.ZodType<z.output<S>>,
+    parameters,
+    returnDirect: options.returnDirect,
+    timeoutMs: options.timeoutMs,
+    metadata: options.metadata,
+    execute: options.execute,
+  };
+}
+
+/** The spec a provider needs for a tool. */
+export function toToolSpec(def: ToolDefinition): { name: string; description: string; parameters: JsonSchema } {
+  return { name: def.name, description: def.description, parameters: def.parameters };
+}
+
+/** Human-readable summary of a zod validation error (for the model to fix its call). */
+export function formatZodError(err: z.ZodError): string {
+  return err.issues
+    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
+    .join("; ");
+}

@@ -1,0 +1,58 @@
+import type { z } from "zod";
+import type { ContentBlock, ToolMessage } from "../messages";
+import type { AgentState, Command } from "../state";
+import type { JsonSchema } from "../models/types";
+
+/**
+ * Per-run context visible to tools and middlewares (DeerFlow's
+ * `runtime.context`). It is mutable for the duration of a run: middlewares
+ * record e.g. `stop_reason` here.
+ */
+export interface RunContext {
+  thread_id: string;
+  run_id: string;
+  user_id: string;
+  [key: string]: unknown;
+}
+
+/** A custom stream event: any object with a string `type`. */
+export interface CustomEvent {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** What a tool receives besides its arguments. */
+export interface ToolRuntime<S extends AgentState = AgentState> {
+  /** State as of the model step that requested this call (read-only). */
+  readonly state: S;
+  readonly context: RunContext;
+  readonly toolCallId: string;
+  /** Aborted when the run is cancelled or the tool times out. */
+  readonly signal: AbortSignal;
+  /** Emit a `custom` stream event. */
+  writer(event: CustomEvent): void;
+  /**
+   * Pause the run waiting for a human. Returns the resume value when the run
+   * is resumed with `Command({resume})`; otherwise ends the run as interrupted.
+   */
+  interrupt<T = unknown>(value: unknown): T;
+}
+
+/** What `execute` may return. Strings and blocks become a successful tool message. */
+export type ToolResult = string | ContentBlock[] | ToolMessage | Command | { content: string | ContentBlock[]; artifact?: unknown; status?: "success" | "error" };
+
+/** A tool definition. Create with {@link tool}. */
+export interface ToolDefinition<Args = any> {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: z.ZodType<Args>;
+  /** JSON schema derived from `schema` (cached). */
+  readonly parameters: JsonSchema;
+  /** End the run right after this tool returns (LangChain's `return_direct`). */
+  readonly returnDirect?: boolean;
+  /** Per-call timeout in ms (the runtime aborts `signal` and returns an error result). */
+  readonly timeoutMs?: number;
+  /** Free-form metadata (e.g. config `group`, MCP server). */
+  readonly metadata?: Record<string, unknown>;
+  execute(args: Args, runtime: ToolRuntime): Promise<ToolResult> | ToolResult;
+}
