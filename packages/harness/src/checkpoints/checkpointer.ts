@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import { CheckpointError } from "../errors";
+import type { AgentState } from "../state";
+import { applyDelta, diffState } from "./delta";
+import { MemoryCheckpointStore } from "./memory-store";
+import type { CheckpointMetadata, CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
+
+/** A checkpoint with its reconstructed state. */
+export interface LoadedCheckpoint {
+  record: CheckpointRecord;
+  values: AgentState;
+}
+
+/** Options of {@link Checkpointer}. */
+export interface CheckpointerOptions {
+  /** How many threads' latest states are kept in memory (default 256). */
+  cacheSize?: number;
+}
+
+/** A new time-ordered checkpoint id (sortable: epoch-ms hex + random). */
+export function newCheckpointId(): string {
+  return `${Date.now().toString(16).padStart(12, "0")}-${randomUUID()}`;
+}
+
+/**
+ * Reconstructs state from deltas and keeps the latest state of recently used
+ * threads in memory, so a new step costs the same at turn 200 as at turn 2.
+ * Share one instance per store (see {@link asCheckpointer}).
+ */
+export class Checkpointer {
+  readonly store: CheckpointStore;
+  private readonly cache = new Map<string, LoadedCheckpoint>();
+  private readonly cacheSize: number;
+
+  constructor(store: CheckpointStore, options: CheckpointerOptions = {}) {
+    this.store = store;
+    this.cacheSize = options.cacheSize ?? 256;
+  }
+
+  private remember(threadId: string, loaded: LoadedCheckpoint): void {
+    this.cache.delete(threadId);
+    this.cache.set(threadId, loaded);
+    if (this.cache.size > this.cacheSize) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+
+  /** Load the latest checkpoint of a thread, or a specific one. */
+  async load(threadId: string, checkpointId?: string): Promise<LoadedCheckpoint | undefined> {
+    const cached = this.cache.get(threadId);
+    if (cached && (!checkpointId || cached.record.checkpointId === checkpointId)) {
+      if (!checkpointId) {
+        // Verify the cached head is still the head (another process may have written).
+        const head = await this.store.get(threadId);
+        if (head && head.checkpointId === cached.record.checkpointId) return cached;
+      } else {
+        return cached;
+      }
+    }
+    const target = await this.store.get(threadId, checkpointId);
+    if (!target) return undefined;
+    const chain = await this.store.chain(threadId, target.checkpointId);
+    if (!chain.length || chain[chain.length - 1].checkpointId !== target.checkpointId) {
+      throw new CheckpointError(`Checkpoint chain of ${target.checkpointId} is broken`, { code: "checkpoint_corrupt" });
+    }
+    let values: AgentState = { messages: [] };
+    for (const rec of chain) values = applyDelta(values, rec.delta);
+    const loaded = { record: target, values };
+    if (!checkpointId) this.remember(threadId, loaded);
+    return loaded;
+  }
+
+  /** Persist `next` as a new checkpoint whose parent holds `prev`. */
+  async save(
+    threadId: string,
+    parent: { checkpointId: string | null; values: AgentState | undefined },
+    next: AgentState,
+    metadata: CheckpointMetadata,
+  ): Promise<LoadedCheckpoint> {
+    const record: CheckpointRecord = {
+      threadId,
+      checkpointId: newCheckpointId(),
+      parentId: parent.checkpointId,
+      createdAt: new Date().toISOString(),
+      metadata,
+      delta: diffState(parent.values, next),
+    };
+    await this.store.put(record);
+    const loaded = { record, values: next };
+    this.remember(threadId, loaded);
+    return loaded;
+  }
+
+  /** Checkpoint records of a thread, newest first (no state). */
+  list(threadId: string, options?: ListCheckpointOptions): Promise<CheckpointRecord[]> {
+    return this.store.list(threadId, options);
+  }
+
+  /** Delete a thread's checkpoints. */
+  async deleteThread(threadId: string): Promise<void> {
+    this.cache.delete(threadId);
+    await this.store.deleteThread(threadId);
+  }
+
+  /** Forget cached state (e.g. after external writes). */
+  invalidate(threadId?: string): void {
+    if (threadId) this.cache.delete(threadId);
+    else this.cache.clear();
+  }
+}
+
+const shared = new WeakMap<CheckpointStore, Checkpointer>();
+
+/** The shared {@link Checkpointer} of a store (created on first use). */
+export function asCheckpointer(storeOrCheckpointer: CheckpointStore | Checkpointer | undefined): Checkpointer {
+  if (!storeOrCheckpointer) return new Checkpointer(new MemoryCheckpointStore());
+  if (storeOrCheckpointer instanceof Checkpointer) return storeOrCheckpointer;
+  let cp = shared.get(storeOrCheckpointer);
+  if (!cp) {
+    cp = new Checkpointer(storeOrCheckpointer);
+    shared.set(storeOrCheckpointer, cp);
+  }
+  return cp;
+}

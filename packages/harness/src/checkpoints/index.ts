@@ -1,0 +1,13 @@
+export type {
+  CheckpointMetadata,
+  CheckpointRecord,
+  CheckpointStore,
+  ListCheckpointOptions,
+  MessageOp,
+  StateDelta,
+} from "./types";
+export { applyDelta, deltaSize, diffState } from "./delta";
+export { MemoryCheckpointStore } from "./memory-store";
+export { SqliteCheckpointStore } from "./sqlite-store";
+export { asCheckpointer, Checkpointer, newCheckpointId } from "./checkpointer";
+export type { CheckpointerOptions, LoadedCheckpoint } from "./checkpointer";

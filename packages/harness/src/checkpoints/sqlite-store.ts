@@ -1,0 +1,147 @@
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { CheckpointError } from "../errors";
+import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
+
+type Db = Database.Database;
+
+interface Row {
+  thread_id: string;
+  checkpoint_id: string;
+  parent_id: string | null;
+  created_at: string;
+  metadata: string;
+  delta: string;
+}
+
+function toRecord(row: Row): CheckpointRecord {
+  return {
+    threadId: row.thread_id,
+    checkpointId: row.checkpoint_id,
+    parentId: row.parent_id,
+    createdAt: row.created_at,
+    metadata: JSON.parse(row.metadata),
+    delta: JSON.parse(row.delta),
+  };
+}
+
+/**
+ * SQLite checkpoint store (better-sqlite3, WAL). Each row holds one delta, so
+ * storage grows linearly with the conversation.
+ */
+export class SqliteCheckpointStore implements CheckpointStore {
+  /** The open database (shared with other stores, e.g. the gateway's thread/run tables). */
+  readonly db: Db;
+  private readonly ownsDb: boolean;
+  private readonly stmts: {
+    insert: Database.Statement;
+    latest: Database.Statement;
+    byId: Database.Statement;
+    all: Database.Statement;
+    listAll: Database.Statement;
+    listBefore: Database.Statement;
+    rowidOf: Database.Statement;
+    del: Database.Statement;
+  };
+
+  /** Open (or create) a store at `path` (`:memory:` works), or reuse an open database. */
+  constructor(pathOrDb: string | Db) {
+    if (typeof pathOrDb === "string") {
+      if (pathOrDb !== ":memory:") mkdirSync(dirname(pathOrDb), { recursive: true });
+      try {
+        this.db = new Database(pathOrDb);
+      } catch (err) {
+        throw new CheckpointError(`Cannot open checkpoint database at ${pathOrDb}: ${(err as Error).message}`, { cause: err });
+      }
+      this.ownsDb = true;
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = NORMAL");
+    } else {
+      this.db = pathOrDb;
+      this.ownsDb = false;
+    }
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS checkpoints (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        parent_id TEXT,
+        created_at TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        delta TEXT NOT NULL,
+        UNIQUE (thread_id, checkpoint_id)
+      );
+      CREATE INDEX IF NOT EXISTS checkpoints_thread_seq ON checkpoints (thread_id, seq);
+    `);
+    const cols = "thread_id, checkpoint_id, parent_id, created_at, metadata, delta";
+    this.stmts = {
+      insert: this.db.prepare(`INSERT INTO checkpoints (${cols}) VALUES (?, ?, ?, ?, ?, ?)`),
+      latest: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`),
+      byId: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
+      all: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq ASC`),
+      listAll: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`),
+      listBefore: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
+      rowidOf: this.db.prepare(`SELECT seq FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
+      del: this.db.prepare(`DELETE FROM checkpoints WHERE thread_id = ?`),
+    };
+  }
+
+  async put(record: CheckpointRecord): Promise<void> {
+    try {
+      this.stmts.insert.run(
+        record.threadId,
+        record.checkpointId,
+        record.parentId,
+        record.createdAt,
+        JSON.stringify(record.metadata),
+        JSON.stringify(record.delta),
+      );
+    } catch (err) {
+      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined> {
+    const row = (checkpointId ? this.stmts.byId.get(threadId, checkpointId) : this.stmts.latest.get(threadId)) as Row | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  async chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]> {
+    const rows = this.stmts.all.all(threadId) as Row[];
+    const byId = new Map(rows.map((r) => [r.checkpoint_id, r]));
+    const out: CheckpointRecord[] = [];
+    let cur = byId.get(checkpointId);
+    while (cur) {
+      out.push(toRecord(cur));
+      cur = cur.parent_id ? byId.get(cur.parent_id) : undefined;
+    }
+    return out.reverse();
+  }
+
+  async list(threadId: string, options: ListCheckpointOptions = {}): Promise<CheckpointRecord[]> {
+    const limit = options.limit ?? -1;
+    if (options.before) {
+      const seq = this.stmts.rowidOf.get(threadId, options.before) as { seq: number } | undefined;
+      if (!seq) return [];
+      return (this.stmts.listBefore.all(threadId, seq.seq, limit) as Row[]).map(toRecord);
+    }
+    return (this.stmts.listAll.all(threadId, limit) as Row[]).map(toRecord);
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    this.stmts.del.run(threadId);
+  }
+
+  /** Total bytes of stored deltas + metadata for a thread (for storage benchmarks). */
+  storedBytes(threadId: string): number {
+    const row = this.db
+      .prepare(`SELECT COALESCE(SUM(LENGTH(delta) + LENGTH(metadata)), 0) AS n FROM checkpoints WHERE thread_id = ?`)
+      .get(threadId) as { n: number };
+    return row.n;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDb && this.db.open) this.db.close();
+  }
+}

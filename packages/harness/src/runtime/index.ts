@@ -1,0 +1,28 @@
+export { createAgent, assertThreadId } from "./agent";
+export type { CreateAgentOptions } from "./agent";
+export { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
+export { composeModelCall, composeToolCall, hookOrder } from "./middleware-chain";
+export { pendingToolCalls } from "./run-loop";
+export { errorToolMessage, normaliseToolResult } from "./tool-step";
+export type {
+  Agent,
+  AgentMiddleware,
+  HookResult,
+  Interrupt,
+  JumpTarget,
+  ModelCallHandler,
+  ModelCallRequest,
+  RunConfig,
+  RunInput,
+  RunOptions,
+  RunResult,
+  RunStatus,
+  RunStream,
+  Runtime,
+  StateSnapshot,
+  StreamEvent,
+  StreamMode,
+  ToolCallHandler,
+  ToolCallRequest,
+  ToolCallResult,
+} from "./types";

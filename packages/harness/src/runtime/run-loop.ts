@@ -1,0 +1,410 @@
+import { randomUUID } from "node:crypto";
+import { CheckpointError, errorMessage, GraphRecursionError, RunCancelledError } from "../errors";
+import { AIMessageAccumulator } from "../models";
+import type { ChatModel, ModelSettings } from "../models";
+import { systemMessage, toolMessage } from "../messages";
+import type { AIMessage, Message, ToolCall, ToolMessage } from "../messages";
+import { applyUpdate, initialState, isCommand } from "../state";
+import type { AgentState, StateSchema, StateUpdate } from "../state";
+import { toToolSpec } from "../tools";
+import type { CustomEvent, RunContext, ToolDefinition } from "../tools";
+import type { Checkpointer } from "../checkpoints";
+import { EventQueue } from "./event-queue";
+import { isAbortError, isGraphInterrupt } from "./interrupt";
+import type { GraphInterrupt } from "./interrupt";
+import { composeModelCall, composeToolCall, HOOK_NODE_SUFFIX, hookOrder } from "./middleware-chain";
+import type { LoopHook } from "./middleware-chain";
+import { errorToolMessage, makeToolExecutor, runToolCall } from "./tool-step";
+import type {
+  AgentMiddleware,
+  Interrupt,
+  JumpTarget,
+  ModelCallHandler,
+  RunConfig,
+  RunInput,
+  RunOptions,
+  RunResult,
+  Runtime,
+  StreamEvent,
+  StreamMode,
+  ToolCallHandler,
+  ToolCallResult,
+} from "./types";
+
+/** Everything a run needs from its agent. */
+export interface AgentParts<S extends AgentState> {
+  name: string;
+  model: ChatModel;
+  systemPrompt?: string;
+  modelSettings: ModelSettings;
+  schema: StateSchema;
+  tools: Map<string, ToolDefinition>;
+  middleware: readonly AgentMiddleware<S>[];
+  checkpointer: Checkpointer;
+  toolTimeoutMs?: number;
+  defaultRecursionLimit: number;
+}
+
+type Phase = "model" | "tools" | "end";
+
+/** Tool calls of the last AI message that have no result yet. */
+export function pendingToolCalls(messages: readonly Message[]): { ai: AIMessage; calls: ToolCall[]; invalid: { id: string; name: string; error: string }[] } | undefined {
+  let aiIndex = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].type === "ai") {
+      aiIndex = i;
+      break;
+    }
+  }
+  if (aiIndex < 0) return undefined;
+  const ai = messages[aiIndex] as AIMessage;
+  const answered = new Set<string>();
+  for (let i = aiIndex + 1; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.type === "tool") answered.add(m.tool_call_id);
+  }
+  const calls = ai.tool_calls.filter((c) => !answered.has(c.id));
+  const invalid = (ai.invalid_tool_calls ?? [])
+    .filter((c) => c.id && !answered.has(c.id))
+    .map((c) => ({ id: c.id as string, name: c.name ?? "", error: c.error ?? "invalid arguments" }));
+  if (!calls.length && !invalid.length) return undefined;
+  return { ai, calls, invalid };
+}
+
+/**
+ * One execution of an agent on a thread: the loop
+ * beforeAgent → [beforeModel → model → afterModel → tools]* → afterAgent,
+ * committing a checkpoint after every step and emitting stream events.
+ */
+export class RunExecution<S extends AgentState> {
+  readonly events = new EventQueue<StreamEvent>();
+  readonly runId: string;
+  readonly threadId: string;
+  private readonly parts: AgentParts<S>;
+  private readonly options: RunOptions;
+  private readonly modes: Set<StreamMode>;
+  private readonly ns: string[];
+  private readonly controller = new AbortController();
+  private readonly context: RunContext;
+  private readonly config: RunConfig;
+  private readonly runtime: Runtime<S>;
+  private readonly resumeValues = new Map<string, unknown>();
+  private state!: S;
+  private parent: { checkpointId: string | null; values: AgentState | undefined } = { checkpointId: null, values: undefined };
+  private stepNo = -1;
+  private stepsUsed = 0;
+  private modelCalls = 0;
+  private modelHandler!: ModelCallHandler<S>;
+  private toolHandler!: ToolCallHandler<S>;
+
+  constructor(parts: AgentParts<S>, options: RunOptions) {
+    this.parts = parts;
+    this.options = options;
+    this.runId = options.runId ?? randomUUID();
+    this.threadId = options.threadId ?? randomUUID();
+    this.modes = new Set(options.streamMode ?? ["values", "updates", "messages", "custom"]);
+    this.ns = options.namespace ?? [];
+    if (options.signal) {
+      if (options.signal.aborted) this.controller.abort(options.signal.reason);
+      else options.signal.addEventListener("abort", () => this.controller.abort(options.signal!.reason), { once: true });
+    }
+    this.context = {
+      ...(options.context ?? {}),
+      thread_id: this.threadId,
+      run_id: this.runId,
+      user_id: (options.context?.user_id as string | undefined) ?? "default",
+    };
+    this.config = {
+      configurable: { ...(options.configurable ?? {}), thread_id: this.threadId },
+      metadata: { ...(options.metadata ?? {}) },
+      recursionLimit: options.recursionLimit ?? parts.defaultRecursionLimit,
+    };
+    const self = this;
+    this.runtime = {
+      threadId: this.threadId,
+      runId: this.runId,
+      context: this.context,
+      signal: this.controller.signal,
+      model: parts.model,
+      get modelCalls() {
+        return self.modelCalls;
+      },
+      writer: (event: CustomEvent) => this.emit("custom", event),
+      emit: (event: StreamEvent) => {
+        if (this.modes.has(event.mode)) this.events.push(event);
+      },
+      config: this.config,
+    };
+  }
+
+  private emit(mode: StreamMode, data: unknown): void {
+    if (this.modes.has(mode)) this.events.push({ mode, ns: this.ns, data });
+  }
+
+  private messageMeta(node: string): Record<string, unknown> {
+    return {
+      langgraph_node: node,
+      langgraph_step: this.stepNo + 1,
+      run_id: this.runId,
+      thread_id: this.threadId,
+      ...(this.ns.length ? { checkpoint_ns: this.ns.join("|") } : {}),
+    };
+  }
+
+  private checkAbort(): void {
+    if (this.controller.signal.aborted) throw new RunCancelledError(errorMessage(this.controller.signal.reason ?? "aborted"));
+  }
+
+  private apply(update: StateUpdate | undefined, node?: string): void {
+    if (!update) return;
+    const clean: StateUpdate = {};
+    let any = false;
+    for (const [k, v] of Object.entries(update)) {
+      if (k === "jumpTo" || v === undefined) continue;
+      clean[k] = v;
+      any = true;
+    }
+    if (!any) return;
+    this.state = applyUpdate(this.parts.schema, this.state, clean) as S;
+    if (node) this.emit("updates", { [node]: clean });
+  }
+
+  private async commit(writer: string, source: "input" | "loop" | "update" | "fork" = "loop", interrupts?: Interrupt[]): Promise<void> {
+    this.stepNo++;
+    if (this.options.ephemeral) return;
+    if (this.parent.values === this.state && !interrupts && source !== "input") return;
+    const loaded = await this.parts.checkpointer.save(this.threadId, this.parent, this.state, {
+      step: this.stepNo,
+      source,
+      run_id: this.runId,
+      writer,
+      ...(interrupts?.length ? { interrupts } : {}),
+    });
+    this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
+    this.emit("checkpoints", { checkpoint_id: loaded.record.checkpointId, parent_checkpoint_id: loaded.record.parentId, step: this.stepNo });
+  }
+
+  private async runHooks(hook: LoopHook): Promise<JumpTarget | undefined> {
+    let jump: JumpTarget | undefined;
+    for (const mw of hookOrder(this.parts.middleware, hook)) {
+      this.checkAbort();
+      const result = await mw[hook]!(this.state, this.runtime);
+      if (!result) continue;
+      this.apply(result, `${mw.name}.${HOOK_NODE_SUFFIX[hook]}`);
+      if (result.jumpTo && !jump) jump = result.jumpTo;
+    }
+    return jump;
+  }
+
+  private buildHandlers(): void {
+    const wantMessages = this.modes.has("messages");
+    const inner: ModelCallHandler<S> = async (req) => {
+      this.checkAbort();
+      const messages = req.systemPrompt ? [systemMessage(req.systemPrompt, { id: "system-prompt" }), ...req.messages] : req.messages;
+      const acc = new AIMessageAccumulator();
+      const meta = wantMessages ? this.messageMeta("model") : undefined;
+      this.modelCalls++;
+      for await (const part of req.model.stream({
+        messages,
+        tools: req.tools.map(toToolSpec),
+        settings: req.settings,
+        signal: this.controller.signal,
+      })) {
+        const chunk = acc.push(part);
+        if (chunk && meta) this.events.push({ mode: "messages", ns: this.ns, data: [chunk, meta] });
+      }
+      this.checkAbort();
+      return acc.finish();
+    };
+    this.modelHandler = composeModelCall(this.parts.middleware, inner);
+    const exec = makeToolExecutor<S>({
+      tools: this.parts.tools,
+      context: this.context,
+      runSignal: this.controller.signal,
+      writer: (e) => this.emit("custom", e),
+      defaultTimeoutMs: this.parts.toolTimeoutMs,
+      resumeValues: this.resumeValues,
+    });
+    this.toolHandler = composeToolCall(this.parts.middleware, exec);
+  }
+
+  /** Cancel the run (its AbortSignal fires). */
+  abort(reason?: unknown): void {
+    this.controller.abort(reason ?? new RunCancelledError());
+  }
+
+  /** Execute the run to completion. Never throws: failures are reported in the result. */
+  async execute(input: RunInput): Promise<RunResult<S>> {
+    try {
+      const result = await this.loop(input);
+      return result;
+    } catch (err) {
+      const cancelled = this.controller.signal.aborted || isAbortError(err);
+      return {
+        status: cancelled ? "cancelled" : "error",
+        state: this.state,
+        checkpointId: this.parent.checkpointId,
+        interrupts: [],
+        error: err instanceof Error ? err : new Error(errorMessage(err)),
+      };
+    } finally {
+      this.events.close();
+    }
+  }
+
+  private async loadInitial(): Promise<{ pendingInterrupts: Interrupt[] }> {
+    if (this.options.ephemeral) {
+      this.state = { ...initialState(this.parts.schema), ...(this.options.initialState ?? {}) } as S;
+      return { pendingInterrupts: [] };
+    }
+    const loaded = await this.parts.checkpointer.load(this.threadId, this.options.checkpointId);
+    if (!loaded) {
+      if (this.options.checkpointId) {
+        throw new CheckpointError(`Checkpoint ${this.options.checkpointId} not found in thread ${this.threadId}`, {
+          code: "checkpoint_not_found",
+        });
+      }
+      this.state = initialState(this.parts.schema) as S;
+      return { pendingInterrupts: [] };
+    }
+    this.state = { ...initialState(this.parts.schema), ...loaded.values } as S;
+    this.parent = { checkpointId: loaded.record.checkpointId, values: loaded.values };
+    this.stepNo = loaded.record.metadata.step ?? -1;
+    return { pendingInterrupts: (loaded.record.metadata.interrupts as Interrupt[] | undefined) ?? [] };
+  }
+
+  private async loop(input: RunInput): Promise<RunResult<S>> {
+    this.buildHandlers();
+    const { pendingInterrupts } = await this.loadInitial();
+    let phase: Phase = "model";
+    let resuming = false;
+    if (isCommand(input)) {
+      if (input.resume !== undefined && pendingInterrupts.length) {
+        resuming = true;
+        const first = pendingInterrupts[0];
+        if (first.toolCallId) this.resumeValues.set(first.toolCallId, input.resume);
+      }
+      this.apply(input.update, "__input__");
+    } else if (input) {
+      this.apply(input as StateUpdate, "__input__");
+    }
+    this.emit("values", this.state);
+    await this.commit("__input__", this.options.checkpointId ? "fork" : "input");
+    if (resuming) {
+      phase = "tools";
+    } else {
+      const jump = await this.runHooks("beforeAgent");
+      if (jump === "end") phase = "end";
+      else if (jump === "tools") phase = "tools";
+      if (this.parent.values !== this.state) {
+        await this.commit("before_agent");
+        this.emit("values", this.state);
+      }
+    }
+    while (phase !== "end") {
+      this.checkAbort();
+      if (phase === "model") phase = await this.modelPhase();
+      else {
+        const out = await this.toolsPhase();
+        if (out.interrupts) {
+          await this.commit("tools", "loop", out.interrupts);
+          this.emit("values", this.state);
+          return { status: "interrupted", state: this.state, checkpointId: this.parent.checkpointId, interrupts: out.interrupts };
+        }
+        phase = out.next;
+      }
+    }
+    const before = this.state;
+    await this.runHooks("afterAgent");
+    if (before !== this.state) {
+      await this.commit("after_agent");
+      this.emit("values", this.state);
+    }
+    return { status: "success", state: this.state, checkpointId: this.parent.checkpointId, interrupts: [] };
+  }
+
+  private countStep(): void {
+    if (this.stepsUsed >= this.config.recursionLimit) throw new GraphRecursionError(this.config.recursionLimit);
+    this.stepsUsed++;
+  }
+
+  private async modelPhase(): Promise<Phase> {
+    this.countStep();
+    const jumpBefore = await this.runHooks("beforeModel");
+    if (jumpBefore === "end") {
+      await this.commit("before_model");
+      return "end";
+    }
+    if (jumpBefore === "tools") return "tools";
+    const message = await this.modelHandler({
+      model: this.parts.model,
+      systemPrompt: this.parts.systemPrompt,
+      messages: this.state.messages,
+      tools: [...this.parts.tools.values()],
+      settings: { ...this.parts.modelSettings },
+      state: this.state,
+      runtime: this.runtime,
+    });
+    this.apply({ messages: [message] }, "model");
+    const jumpAfter = await this.runHooks("afterModel");
+    await this.commit("model");
+    this.emit("values", this.state);
+    if (jumpAfter === "end") return "end";
+    if (jumpAfter === "model") return "model";
+    if (jumpAfter === "tools") return "tools";
+    return pendingToolCalls(this.state.messages) ? "tools" : "end";
+  }
+
+  private async toolsPhase(): Promise<{ next: Phase; interrupts?: Interrupt[] }> {
+    const pending = pendingToolCalls(this.state.messages);
+    if (!pending) return { next: "model" };
+    this.countStep();
+    const stateAtCall = this.state;
+    const settled = await Promise.allSettled(
+      pending.calls.map((call) =>
+        runToolCall(this.toolHandler, { toolCall: call, tool: this.parts.tools.get(call.name), state: stateAtCall, runtime: this.runtime }),
+      ),
+    );
+    this.checkAbort();
+    const interrupts: Interrupt[] = [];
+    const results: ToolCallResult[] = [];
+    settled.forEach((s, i) => {
+      if (s.status === "fulfilled") results.push(s.value);
+      else if (isGraphInterrupt(s.reason)) interrupts.push((s.reason as GraphInterrupt).interrupt);
+      else if (isAbortError(s.reason)) throw s.reason;
+      else results.push(errorToolMessage(pending.calls[i], `Error: Tool '${pending.calls[i].name}' failed: ${errorMessage(s.reason)}`));
+    });
+    for (const bad of pending.invalid) {
+      results.push(
+        toolMessage(
+          `Error: Invalid arguments for tool '${bad.name}': ${bad.error}. Call the tool again with valid JSON arguments.`,
+          { tool_call_id: bad.id, name: bad.name || "unknown", status: "error" },
+        ),
+      );
+    }
+    let goto: Phase | undefined;
+    const toolMessages: ToolMessage[] = [];
+    for (const r of results) {
+      if (isCommand(r)) {
+        this.apply(r.update, "tools");
+        const msgs = (r.update.messages as Message[] | undefined) ?? [];
+        for (const m of Array.isArray(msgs) ? msgs : [msgs]) if (m && m.type === "tool") toolMessages.push(m);
+        if (r.goto === "end") goto = "end";
+      } else {
+        this.apply({ messages: [r] }, "tools");
+        toolMessages.push(r);
+        const def = this.parts.tools.get(r.name ?? "");
+        if (def?.returnDirect && r.status !== "error") goto = goto ?? "end";
+      }
+    }
+    if (this.modes.has("messages")) {
+      const meta = this.messageMeta("tools");
+      for (const m of toolMessages) this.events.push({ mode: "messages", ns: this.ns, data: [m, meta] });
+    }
+    if (interrupts.length) return { next: "end", interrupts };
+    await this.commit("tools");
+    this.emit("values", this.state);
+    return { next: goto ?? "model" };
+  }
+}
+
