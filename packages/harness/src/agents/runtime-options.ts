@@ -1,0 +1,76 @@
+import { ValidationError } from "../errors";
+import type { ReasoningEffort } from "../models";
+
+/** The lead agent's per-run options, as DeerFlow reads them (inventory §1.2). */
+export interface LeadRuntimeOptions {
+  modelName?: string;
+  /** `undefined` when the request did not say (the agent config or `true` then apply). */
+  thinkingEnabled?: boolean;
+  reasoningEffort?: ReasoningEffort;
+  isPlanMode: boolean;
+  subagentEnabled: boolean;
+  maxConcurrentSubagents: number;
+  maxTotalSubagents?: number;
+  agentName?: string;
+  nonInteractive: boolean;
+  disableClarification: boolean;
+  threadId?: string;
+  runId?: string;
+  userId: string;
+}
+
+const AGENT_NAME = /^[A-Za-z0-9-]+$/;
+const EFFORTS = new Set(["none", "minimal", "low", "medium", "high", "xhigh"]);
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, n));
+}
+
+function bool(v: unknown, key: string): boolean | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "boolean") return v;
+  if (v === "true" || v === "false") return v === "true";
+  throw new ValidationError(`Run option '${key}' must be a boolean (got ${JSON.stringify(v)})`);
+}
+
+function int(v: unknown, key: string): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  const n = typeof v === "string" ? Number(v) : v;
+  if (typeof n !== "number" || !Number.isFinite(n)) throw new ValidationError(`Run option '${key}' must be a number (got ${JSON.stringify(v)})`);
+  return Math.trunc(n);
+}
+
+/**
+ * Merge `configurable` with `context` (context wins) and read DeerFlow's
+ * runtime keys. Key presence counts: `thinking_enabled: false` is honoured.
+ */
+export function readRuntimeOptions(configurable: Record<string, unknown> = {}, context: Record<string, unknown> = {}): LeadRuntimeOptions {
+  const merged: Record<string, unknown> = { ...configurable, ...context };
+  const modelName = (merged.model_name ?? merged.model) as string | undefined;
+  if (modelName !== undefined && typeof modelName !== "string") throw new ValidationError("Run option 'model_name' must be a string");
+  const effort = merged.reasoning_effort;
+  if (effort !== undefined && effort !== null && (typeof effort !== "string" || !EFFORTS.has(effort))) {
+    throw new ValidationError(`Run option 'reasoning_effort' must be one of ${[...EFFORTS].join(", ")} (got ${JSON.stringify(effort)})`);
+  }
+  const agentName = merged.agent_name as string | undefined;
+  if (agentName !== undefined && agentName !== null && (typeof agentName !== "string" || !AGENT_NAME.test(agentName))) {
+    throw new ValidationError(`Invalid agent_name ${JSON.stringify(agentName)}: use letters, digits and '-'`);
+  }
+  const maxConc = int(merged.max_concurrent_subagents, "max_concurrent_subagents");
+  const maxTotal = int(merged.max_total_subagents, "max_total_subagents");
+  return {
+    modelName: modelName || undefined,
+    thinkingEnabled: "thinking_enabled" in merged ? bool(merged.thinking_enabled, "thinking_enabled") : undefined,
+    reasoningEffort: (effort as ReasoningEffort | null) ?? undefined,
+    isPlanMode: bool(merged.is_plan_mode, "is_plan_mode") ?? false,
+    subagentEnabled: bool(merged.subagent_enabled, "subagent_enabled") ?? false,
+    maxConcurrentSubagents: clamp(maxConc ?? 3, 1, 4),
+    maxTotalSubagents: maxTotal === undefined ? undefined : clamp(maxTotal, 1, 50),
+    agentName: agentName || undefined,
+    nonInteractive: bool(merged.non_interactive, "non_interactive") ?? false,
+    disableClarification: bool(merged.disable_clarification, "disable_clarification") ?? false,
+    threadId: merged.thread_id as string | undefined,
+    runId: merged.run_id as string | undefined,
+    userId: (merged.user_id as string | undefined) || "default",
+  };
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { readRuntimeOptions } from "../../src/agents/runtime-options";
+
+describe("readRuntimeOptions", () => {
+  it("context overrides configurable; key presence counts even when false", () => {
+    const o = readRuntimeOptions({ model_name: "a", thinking_enabled: true, is_plan_mode: true }, { model_name: "b", thinking_enabled: false });
+    expect(o.modelName).toBe("b");
+    expect(o.thinkingEnabled).toBe(false);
+    expect(o.isPlanMode).toBe(true);
+    expect(readRuntimeOptions({}, {}).thinkingEnabled).toBeUndefined();
+    expect(readRuntimeOptions({ model: "m" }).modelName).toBe("m");
+  });
+
+  it("clamps sub-agent limits and defaults the user", () => {
+    expect(readRuntimeOptions({ max_concurrent_subagents: 9, max_total_subagents: 0 })).toMatchObject({ maxConcurrentSubagents: 4, maxTotalSubagents: 1, userId: "default" });
+    expect(readRuntimeOptions({}).maxConcurrentSubagents).toBe(3);
+  });
+
+  it("rejects invalid values with the key name", () => {
+    expect(() => readRuntimeOptions({ reasoning_effort: "max" })).toThrow(/reasoning_effort/);
+    expect(() => readRuntimeOptions({ agent_name: "../x" })).toThrow(/agent_name/);
+    expect(() => readRuntimeOptions({ is_plan_mode: "yes" })).toThrow(/is_plan_mode/);
+  });
+});
