@@ -222,6 +222,8 @@ export class RunExecution<S extends AgentState> {
       context: this.context,
       runSignal: this.controller.signal,
       writer: (e) => this.emit("custom", e),
+      emit: (e) => this.runtime.emit(e),
+      namespace: this.ns,
       defaultTimeoutMs: this.parts.toolTimeoutMs,
       resumeValues: this.resumeValues,
     });

@@ -1,5 +1,5 @@
 import { formatZodError } from "../tools";
-import type { CustomEvent, RunContext, ToolDefinition, ToolResult, ToolRuntime } from "../tools";
+import type { CustomEvent, NestedStreamEvent, RunContext, ToolDefinition, ToolResult, ToolRuntime } from "../tools";
 import { errorMessage } from "../errors";
 import { isCommand } from "../state";
 import type { AgentState } from "../state";
@@ -43,6 +43,8 @@ export interface ToolExecDeps {
   context: RunContext;
   runSignal: AbortSignal;
   writer(event: CustomEvent): void;
+  emit(event: NestedStreamEvent): void;
+  namespace: string[];
   defaultTimeoutMs?: number;
   /** Resume values for interrupted tool calls (by tool call id). */
   resumeValues: Map<string, unknown>;
@@ -80,6 +82,8 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
       toolCallId: call.id,
       signal,
       writer: deps.writer,
+      emit: deps.emit,
+      namespace: deps.namespace,
       interrupt<T>(value: unknown): T {
         if (deps.resumeValues.has(call.id)) {
           const v = deps.resumeValues.get(call.id);

@@ -21,6 +21,13 @@ export interface CustomEvent {
   [key: string]: unknown;
 }
 
+/** A stream event forwarded from a nested run (same shape as the runtime's `StreamEvent`). */
+export interface NestedStreamEvent {
+  mode: "values" | "updates" | "messages" | "custom" | "checkpoints" | "debug" | "tasks";
+  ns: string[];
+  data: unknown;
+}
+
 /** What a tool receives besides its arguments. */
 export interface ToolRuntime<S extends AgentState = AgentState> {
   /** State as of the model step that requested this call (read-only). */
@@ -31,6 +38,10 @@ export interface ToolRuntime<S extends AgentState = AgentState> {
   readonly signal: AbortSignal;
   /** Emit a `custom` stream event. */
   writer(event: CustomEvent): void;
+  /** Forward an event of a nested run (e.g. a sub-agent) into this run's stream. */
+  emit(event: NestedStreamEvent): void;
+  /** This run's stream namespace (empty for a root run); nested runs extend it. */
+  readonly namespace: string[];
   /**
    * Pause the run waiting for a human. Returns the resume value when the run
    * is resumed with `Command({resume})`; otherwise ends the run as interrupted.
