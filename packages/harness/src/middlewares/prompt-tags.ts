@@ -1,0 +1,118 @@
+/**
+ * Framework prompt tags and the primitives that neutralize them in untrusted
+ * text (user input, fetched web content). Shared by InputSanitization,
+ * ToolResultSanitization and any other middleware that lets untrusted text
+ * reach the model.
+ */
+
+/**
+ * Tag names that must never reach the model structurally from untrusted
+ * input: every block tag the framework itself emits into model input, plus
+ * common prompt-injection tag names. Normal HTML tags (`<div>`) are not here.
+ */
+export const BLOCKED_TAGS: readonly string[] = Object.freeze([
+  // framework authority / structured-context blocks
+  "system-reminder",
+  "system_reminder",
+  "memory",
+  "current_date",
+  "think",
+  "analysis",
+  "role",
+  "soul",
+  "self_update",
+  "thinking_style",
+  "clarification_system",
+  "critical_reminders",
+  "response_style",
+  "citations",
+  "uploaded_files",
+  "current_uploads",
+  "subagent_system",
+  "skill_system",
+  "skill_index",
+  "available_skills",
+  "disabled_skills",
+  "memory_tool_system",
+  "todo_list_system",
+  "durable_context_data",
+  "slash_skill_activation",
+  "mcp_routing_hints",
+  "available-deferred-tools",
+  "goal_continuation",
+  "background_task_event",
+  "file_editing_workflow",
+  "guidelines",
+  "output_format",
+  "working_directory",
+  "tool_restrictions",
+  // common injection tag names
+  "system",
+  "instruction",
+  "important",
+  "override",
+  "ignore",
+  "prompt",
+]);
+
+/** Opening boundary marker wrapped around the genuine user input. */
+export const USER_INPUT_BEGIN = "--- BEGIN USER INPUT ---";
+/** Closing boundary marker wrapped around the genuine user input. */
+export const USER_INPUT_END = "--- END USER INPUT ---";
+/** Inert look-alike that replaces a forged {@link USER_INPUT_BEGIN}. */
+export const NEUTRALIZED_BEGIN = "[BEGIN USER INPUT]";
+/** Inert look-alike that replaces a forged {@link USER_INPUT_END}. */
+export const NEUTRALIZED_END = "[END USER INPUT]";
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+}
+
+// `<tag>`, `</tag>`, `< / tag attr=…>`, `<tag/>` and a bare `<tag` without `>`.
+// Longest names first so `system-reminder` wins over `system`.
+const BLOCKED_TAG_RE = new RegExp(
+  String.raw`<\s*\/?\s*(?:` +
+    [...BLOCKED_TAGS].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|") +
+    String.raw`)\b[^>]*>?`,
+  "gi",
+);
+
+const BOUNDARY_RE = new RegExp(`${escapeRegExp(USER_INPUT_BEGIN)}|${escapeRegExp(USER_INPUT_END)}`, "g");
+
+/**
+ * HTML-escape `<`/`>` of every blocked tag occurrence
+ * (`<system>` → `&lt;system&gt;`) so it reads as literal text.
+ */
+export function escapeFrameworkTags(text: string): string {
+  return text.replace(BLOCKED_TAG_RE, (m) => m.replace(/</g, "&lt;").replace(/>/g, "&gt;"));
+}
+
+/** Replace forged BEGIN/END USER INPUT markers with their inert look-alikes. */
+export function neutralizeBoundaryMarkers(text: string): string {
+  return text.replace(BOUNDARY_RE, (m) => (m === USER_INPUT_BEGIN ? NEUTRALIZED_BEGIN : NEUTRALIZED_END));
+}
+
+/**
+ * Neutralize framework/injection control tokens in untrusted text: blocked
+ * tags are escaped and boundary markers neutralized. No framing is added.
+ * Whitespace-only text is returned unchanged.
+ */
+export function neutralizeUntrustedText(text: string): string {
+  if (!text.trim()) return text;
+  return neutralizeBoundaryMarkers(escapeFrameworkTags(text));
+}
+
+/**
+ * Sanitize untrusted user text, then wrap it in the user-input boundary
+ * markers. Idempotent: text that is already exactly wrapped keeps its outer
+ * markers, but forged inner markers are still neutralized.
+ */
+export function frameUntrustedText(text: string): string {
+  if (!text.trim()) return text;
+  const escaped = escapeFrameworkTags(text);
+  if (escaped.startsWith(USER_INPUT_BEGIN) && escaped.endsWith(USER_INPUT_END) && escaped.length >= USER_INPUT_BEGIN.length + USER_INPUT_END.length) {
+    const inner = escaped.slice(USER_INPUT_BEGIN.length, escaped.length - USER_INPUT_END.length);
+    return `${USER_INPUT_BEGIN}${neutralizeBoundaryMarkers(inner)}${USER_INPUT_END}`;
+  }
+  return `${USER_INPUT_BEGIN}\n${neutralizeBoundaryMarkers(escaped)}\n${USER_INPUT_END}`;
+}
