@@ -25,3 +25,8 @@ export { createToolErrorHandlingMiddleware } from "./tool-error-handling";
 export type { ToolErrorHandlingOptions } from "./tool-error-handling";
 export { TOOL_META_KEY } from "./tool-error-handling-meta";
 export type { ToolResultMeta } from "./tool-error-handling-meta";
+export { createThreadDataMiddleware } from "./thread-data";
+export { createUploadsMiddleware, formatCurrentUploads } from "./uploads";
+export { createSandboxMiddleware } from "./sandbox";
+export { auditCommand, createSandboxAuditMiddleware } from "./sandbox-audit";
+export { createReadBeforeWriteMiddleware, READ_MARK_KEY, contentHash } from "./read-before-write";

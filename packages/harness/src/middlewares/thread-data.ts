@@ -1,0 +1,48 @@
+import { z } from "zod";
+import type { AgentMiddleware } from "../runtime/types";
+import { DEFAULT_USER_ID, ensureThreadDirs, threadDirs } from "../sandbox";
+import { threadStateSchema } from "../state";
+import type { ThreadDataState } from "../state";
+import { parseMiddlewareOptions } from "./zod-options";
+
+const optionsSchema = z
+  .object({
+    /** Runtime home; thread data lives under `{base_dir}/users/{user}/threads/{thread}/user-data`. */
+    base_dir: z.string().min(1),
+    /** Create the directories on demand (default) instead of in before_agent. */
+    lazy_init: z.boolean().default(true),
+  })
+  .strict();
+
+/** Options of {@link createThreadDataMiddleware}. */
+export type ThreadDataMiddlewareOptions = z.input<typeof optionsSchema>;
+
+/**
+ * ThreadData (DeerFlow chain #4): before_agent writes `thread_data` — the
+ * host paths of the thread's workspace/uploads/outputs for the run's user
+ * (`context.user_id`, default `default`). With `lazy_init` (default) the
+ * directories are created by the sandbox on first use.
+ */
+export function createThreadDataMiddleware(options: ThreadDataMiddlewareOptions): AgentMiddleware {
+  const opts = parseMiddlewareOptions("ThreadDataMiddleware", optionsSchema, options);
+  return {
+    name: "ThreadDataMiddleware",
+    stateSchema: { thread_data: threadStateSchema.thread_data },
+    async beforeAgent(state, runtime) {
+      const userId = typeof runtime.context.user_id === "string" && runtime.context.user_id ? runtime.context.user_id : DEFAULT_USER_ID;
+      const dirs = threadDirs(opts.base_dir, runtime.threadId, userId);
+      if (!opts.lazy_init) await ensureThreadDirs(dirs);
+      const next: ThreadDataState = { workspace_path: dirs.workspace, uploads_path: dirs.uploads, outputs_path: dirs.outputs };
+      const current = state.thread_data as ThreadDataState | null | undefined;
+      if (
+        current &&
+        current.workspace_path === next.workspace_path &&
+        current.uploads_path === next.uploads_path &&
+        current.outputs_path === next.outputs_path
+      ) {
+        return undefined;
+      }
+      return { thread_data: next };
+    },
+  };
+}

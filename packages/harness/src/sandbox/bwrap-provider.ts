@@ -1,0 +1,77 @@
+import { SandboxError } from "../errors";
+import type { SandboxConfig } from "./config";
+import { parseSandboxConfig } from "./config";
+import { BwrapSandbox } from "./bwrap-sandbox";
+import { probeBwrap } from "./bwrap/probe";
+import type { BwrapProbe } from "./bwrap/probe";
+import { LeaseRegistryProvider } from "./lease-registry";
+import { threadDirs } from "./thread-paths";
+
+/** Options of {@link BwrapSandboxProvider}. */
+export interface BwrapProviderOptions {
+  baseDir: string;
+  skillsPath?: string;
+  skillsContainerPath?: string;
+  /** Override the bwrap binary (tests). */
+  bwrapPath?: string;
+}
+
+/** The uid/gid commands run as: the configured unprivileged uid when the service is root, else unchanged. */
+export function sandboxRunAs(config: SandboxConfig): { uid: number; gid: number } | undefined {
+  if (typeof process.getuid !== "function" || process.getuid() !== 0) return undefined;
+  return { uid: config.run_as_uid, gid: config.run_as_gid ?? config.run_as_uid };
+}
+
+/**
+ * Runs each command in bubblewrap with a minimal read-only root, only the
+ * thread's directories bound, new namespaces, no network (by default), a
+ * cleared environment, no capabilities, prlimit limits and — when the
+ * service is root — an unprivileged uid.
+ * @throws SandboxError when bwrap cannot run on this machine.
+ */
+export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
+  readonly kind = "bwrap";
+  readonly config: SandboxConfig;
+  readonly probe: BwrapProbe;
+  private readonly runAs?: { uid: number; gid: number };
+
+  constructor(
+    config: SandboxConfig | undefined,
+    private readonly options: BwrapProviderOptions,
+  ) {
+    super();
+    this.config = config ?? parseSandboxConfig({});
+    this.runAs = sandboxRunAs(this.config);
+    this.probe = probeBwrap({ runAs: this.runAs, bwrapPath: options.bwrapPath });
+    if (!this.probe.ok || !this.probe.bwrapPath) {
+      throw new SandboxError(`bubblewrap sandbox is not usable: ${this.probe.reason}`, { code: "sandbox_unavailable" });
+    }
+  }
+
+  protected create(id: string, threadId: string, userId: string): BwrapSandbox {
+    const l = this.config.limits;
+    return new BwrapSandbox({
+      id,
+      baseDir: this.options.baseDir,
+      dirs: threadDirs(this.options.baseDir, threadId, userId),
+      skillsPath: this.options.skillsPath,
+      skillsContainerPath: this.options.skillsContainerPath,
+      mounts: this.config.mounts,
+      bwrapPath: this.probe.bwrapPath as string,
+      prlimitPath: this.probe.prlimitPath,
+      setprivPath: this.probe.setprivPath,
+      runAs: this.runAs,
+      network: this.config.network,
+      limits: {
+        cpuSeconds: l.cpu_seconds,
+        fileSizeBytes: l.file_size_bytes,
+        openFiles: l.open_files,
+        processes: l.processes,
+        addressSpaceBytes: l.address_space_bytes,
+      },
+      defaultTimeoutMs: this.config.bash_command_timeout * 1000,
+      maxOutputBytes: this.config.max_output_bytes,
+      environment: this.config.environment,
+    });
+  }
+}

@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { ConfigError } from "../errors";
+
+/** One custom mount: a host directory visible at `container_path`. */
+export const mountSchema = z.object({
+  host_path: z.string().min(1),
+  container_path: z
+    .string()
+    .regex(/^\/[^\0]*$/, "container_path must be absolute")
+    .refine((p) => !p.split("/").includes(".."), "container_path must not contain '..'"),
+  read_only: z.boolean().default(false),
+});
+
+/** A custom mount after validation. */
+export type SandboxMount = z.output<typeof mountSchema>;
+
+/** prlimit resource limits applied to bwrap commands (0 disables one). */
+export const limitsSchema = z
+  .object({
+    cpu_seconds: z.number().int().min(0).default(600),
+    file_size_bytes: z.number().int().min(0).default(1024 * 1024 * 1024),
+    open_files: z.number().int().min(0).default(1024),
+    /** Max processes of the sandbox uid; only applied with an unprivileged uid (prlimit counts per uid). */
+    processes: z.number().int().min(0).default(512),
+    /** Address-space cap in bytes (0 = unlimited; many runtimes reserve large virtual ranges). */
+    address_space_bytes: z.number().int().min(0).default(0),
+  })
+  .default({ cpu_seconds: 600, file_size_bytes: 1024 * 1024 * 1024, open_files: 1024, processes: 512, address_space_bytes: 0 });
+
+/**
+ * The `sandbox:` section of config.yaml. DeerFlow keys for other providers
+ * (`image`, `port`, `replicas`…) are accepted and ignored.
+ */
+export const sandboxConfigSchema = z
+  .object({
+    use: z.string().min(1).optional(),
+    allow_host_bash: z.boolean().default(false),
+    mounts: z.array(mountSchema).nullish().transform((m) => m ?? []),
+    bash_output_max_chars: z.number().int().min(0).default(20000),
+    read_file_output_max_chars: z.number().int().min(0).default(50000),
+    ls_output_max_chars: z.number().int().min(0).default(20000),
+    /** Seconds a single bash command may run (default 600). */
+    bash_command_timeout: z.number().positive().default(600),
+    /** bwrap: allow network access (default false: `--unshare-net`). */
+    network: z.boolean().default(false),
+    /** bwrap: uid/gid commands run as when the service runs as root (default 65534 = nobody). */
+    run_as_uid: z.number().int().min(1).default(65534),
+    run_as_gid: z.number().int().min(1).optional(),
+    /** bwrap: bytes of stdout/stderr kept per command (head + tail). */
+    max_output_bytes: z.number().int().min(1024).default(1024 * 1024),
+    limits: limitsSchema,
+    /** Extra environment variables exposed to commands (explicit allow-list). */
+    environment: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).nullish().transform((e) => e ?? {}),
+  })
+  .passthrough();
+
+/** Parsed sandbox configuration. */
+export type SandboxConfig = z.output<typeof sandboxConfigSchema>;
+/** Sandbox configuration as written in config.yaml. */
+export type SandboxConfigInput = z.input<typeof sandboxConfigSchema>;
+
+/** Parse a `sandbox:` section (undefined/null → defaults). */
+export function parseSandboxConfig(raw: unknown): SandboxConfig {
+  const result = sandboxConfigSchema.safeParse(raw ?? {});
+  if (!result.success) {
+    const text = result.error.issues.map((i) => `sandbox.${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new ConfigError(`Invalid sandbox config: ${text}`, { code: "sandbox_config_invalid" });
+  }
+  return result.data;
+}

@@ -1,0 +1,54 @@
+import { SandboxError } from "../errors";
+import { BwrapSandboxProvider, sandboxRunAs } from "./bwrap-provider";
+import { probeBwrap } from "./bwrap/probe";
+import { parseSandboxConfig } from "./config";
+import type { SandboxConfig } from "./config";
+import { LocalSandboxProvider } from "./local-provider";
+import { LOCAL_NO_ISOLATION_WARNING } from "./messages";
+import type { SandboxProvider } from "./types";
+
+/** Options of {@link createSandboxProvider}. */
+export interface CreateSandboxProviderOptions {
+  /** Runtime home (DEER_FLOW_HOME); thread data goes under `{baseDir}/users/…`. */
+  baseDir: string;
+  skillsPath?: string;
+  skillsContainerPath?: string;
+  /** Where the "no isolation" warning goes (default console.warn). */
+  warn?(message: string): void;
+}
+
+/** `sandbox.use` values that select the local provider. */
+export const LOCAL_PROVIDER_NAMES = new Set([
+  "local",
+  "deerflow.sandbox.local:LocalSandboxProvider",
+  "deerflow.sandbox.local.local_sandbox_provider:LocalSandboxProvider",
+]);
+
+/** `sandbox.use` values that select the bubblewrap provider. */
+export const BWRAP_PROVIDER_NAMES = new Set(["bwrap", "bubblewrap"]);
+
+/**
+ * Instantiate the provider selected by `sandbox.use`: `local` (or DeerFlow's
+ * LocalSandboxProvider class path), `bwrap`; with no `use`, bwrap when it
+ * works on this machine, else local with a warning. Other DeerFlow providers
+ * (aio, e2b, …) raise a SandboxError.
+ */
+export function createSandboxProvider(
+  rawConfig: unknown,
+  options: CreateSandboxProviderOptions,
+): SandboxProvider {
+  const config: SandboxConfig = parseSandboxConfig(rawConfig);
+  const use = config.use?.trim();
+  const providerOptions = { baseDir: options.baseDir, skillsPath: options.skillsPath, skillsContainerPath: options.skillsContainerPath };
+  if (use === undefined || use === "" || use === "auto") {
+    if (probeBwrap({ runAs: sandboxRunAs(config) }).ok) return new BwrapSandboxProvider(config, providerOptions);
+    (options.warn ?? console.warn)(LOCAL_NO_ISOLATION_WARNING);
+    return new LocalSandboxProvider(config, providerOptions);
+  }
+  if (LOCAL_PROVIDER_NAMES.has(use)) return new LocalSandboxProvider(config, providerOptions);
+  if (BWRAP_PROVIDER_NAMES.has(use)) return new BwrapSandboxProvider(config, providerOptions);
+  throw new SandboxError(`Sandbox provider '${use}' is not supported yet; use 'local' or 'bwrap'`, {
+    code: "sandbox_provider_unsupported",
+    details: { use },
+  });
+}

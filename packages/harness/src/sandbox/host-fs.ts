@@ -1,0 +1,278 @@
+import { constants as FS, type Dirent } from "node:fs";
+import { chown, lstat, mkdir, open, readdir, readlink, stat as fsStat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { PathAccessError, SandboxError } from "../errors";
+import { globToRegExp } from "./glob-match";
+import type { PathMapper, ResolvedPath } from "./path-mapper";
+import type { DirOwner } from "./thread-paths";
+import type { DirEntry, FileStat, GlobOptions, GrepMatch, GrepOptions, LimitedResult, WriteOptions } from "./types";
+
+/** Directories never descended into by glob/grep and not expanded by ls. */
+export const IGNORED_DIRS = new Set([".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"]);
+
+const MAX_WALK_ENTRIES = 100_000;
+const MAX_GREP_FILE_BYTES = 5 * 1024 * 1024;
+const MAX_GREP_LINE_CHARS = 500;
+
+function isInside(child: string, root: string): boolean {
+  return child === root || child.startsWith(`${root}/`);
+}
+
+/** Translate a Node fs error into a sandbox error that names only the virtual path. */
+export function translateFsError(err: unknown, virtual: string): Error {
+  if (err instanceof SandboxError) return err;
+  const code = (err as NodeJS.ErrnoException)?.code;
+  switch (code) {
+    case "ENOENT":
+      return new SandboxError(`File not found: ${virtual}`, { code: "file_not_found" });
+    case "EISDIR":
+      return new SandboxError(`Path is a directory: ${virtual}`, { code: "is_directory" });
+    case "ENOTDIR":
+      return new SandboxError(`Not a directory: ${virtual}`, { code: "not_directory" });
+    case "EACCES":
+    case "EPERM":
+      return new PathAccessError(`Permission denied: ${virtual}`);
+    case "ELOOP":
+      return new PathAccessError(`Access denied: ${virtual} is a symbolic link`);
+    case "EFBIG":
+      return new SandboxError(`File too large: ${virtual}`, { code: "file_too_large" });
+    case "ENOSPC":
+      return new SandboxError(`No space left while writing ${virtual}`, { code: "no_space" });
+    default:
+      return new SandboxError(`File operation failed on ${virtual}${code ? ` (${code})` : ""}`, { code: "file_op_failed" });
+  }
+}
+
+/**
+ * File operations on host directories behind a {@link PathMapper}. Every
+ * path is resolved with symlinks followed and confined to its mount; files
+ * are opened with O_NOFOLLOW and the opened descriptor is re-checked through
+ * `/proc/self/fd`, so a symlink swapped in after resolution cannot redirect
+ * the operation outside the thread roots.
+ */
+export class HostFileOps {
+  constructor(
+    private readonly mapper: PathMapper,
+    private readonly owner?: DirOwner,
+  ) {}
+
+  private async openConfined(r: ResolvedPath, flags: number, mode = 0o644): Promise<FileHandle> {
+    let fh: FileHandle;
+    try {
+      fh = await open(r.host, flags | FS.O_NOFOLLOW, mode);
+    } catch (err) {
+      throw translateFsError(err, r.virtual);
+    }
+    try {
+      const actual = await readlink(`/proc/self/fd/${fh.fd}`);
+      if (!isInside(actual, r.rootReal)) {
+        throw new PathAccessError(`Access denied: ${r.virtual} resolves outside the allowed directories`);
+      }
+    } catch (err) {
+      if (err instanceof PathAccessError) {
+        await fh.close();
+        throw err;
+      }
+      // /proc unavailable (non-Linux): the realpath check already ran.
+    }
+    return fh;
+  }
+
+  async readFileBytes(p: string): Promise<Uint8Array> {
+    const r = await this.mapper.resolve(p);
+    const fh = await this.openConfined(r, FS.O_RDONLY);
+    try {
+      return await fh.readFile();
+    } catch (err) {
+      throw translateFsError(err, r.virtual);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async readFile(p: string): Promise<string> {
+    return Buffer.from(await this.readFileBytes(p)).toString("utf8");
+  }
+
+  private async chownNew(firstCreated: string | undefined, deepest: string): Promise<void> {
+    if (!this.owner || !firstCreated) return;
+    let dir = deepest;
+    const chain: string[] = [];
+    while (isInside(dir, firstCreated)) {
+      chain.push(dir);
+      if (dir === firstCreated) break;
+      dir = path.dirname(dir);
+    }
+    for (const d of chain) await chown(d, this.owner.uid, this.owner.gid);
+  }
+
+  private async writeBytes(p: string, data: Uint8Array, append: boolean): Promise<void> {
+    const r = await this.mapper.resolve(p, { write: true });
+    const parent = path.dirname(r.host);
+    try {
+      const created = await mkdir(parent, { recursive: true });
+      await this.chownNew(created, parent);
+    } catch (err) {
+      throw translateFsError(err, path.posix.dirname(r.virtual));
+    }
+    // Re-resolve after creating parents: confinement is checked on the final real path.
+    const r2 = await this.mapper.resolve(p, { write: true });
+    const existed = await lstat(r2.host).then(() => true, () => false);
+    const fh = await this.openConfined(r2, FS.O_WRONLY | FS.O_CREAT | (append ? FS.O_APPEND : 0));
+    try {
+      if (!append) await fh.truncate(0);
+      await fh.writeFile(data);
+      if (!existed && this.owner) await fh.chown(this.owner.uid, this.owner.gid);
+    } catch (err) {
+      throw translateFsError(err, r2.virtual);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async writeFile(p: string, content: string, options: WriteOptions = {}): Promise<void> {
+    await this.writeBytes(p, Buffer.from(content, "utf8"), options.append === true);
+  }
+
+  async updateFile(p: string, bytes: Uint8Array): Promise<void> {
+    await this.writeBytes(p, bytes, false);
+  }
+
+  async stat(p: string): Promise<FileStat | null> {
+    let r: ResolvedPath;
+    try {
+      r = await this.mapper.resolve(p);
+    } catch (err) {
+      if (err instanceof PathAccessError) throw err;
+      return null;
+    }
+    try {
+      const s = await fsStat(r.host);
+      return { isFile: s.isFile(), isDir: s.isDirectory(), size: s.size, mtimeMs: s.mtimeMs };
+    } catch {
+      return null;
+    }
+  }
+
+  async exists(p: string): Promise<boolean> {
+    return (await this.stat(p)) !== null;
+  }
+
+  private async walk(
+    r: ResolvedPath,
+    maxDepth: number,
+    visit: (entry: Dirent, rel: string, depth: number) => boolean | void,
+    options: { descendIgnored?: boolean } = {},
+  ): Promise<void> {
+    let seen = 0;
+    const recurse = async (hostDir: string, rel: string, depth: number): Promise<boolean> => {
+      let entries: Dirent[];
+      try {
+        entries = await readdir(hostDir, { withFileTypes: true });
+      } catch (err) {
+        if (depth === 1) throw translateFsError(err, r.virtual);
+        return true;
+      }
+      entries.sort((a, b) => a.name.localeCompare(b.name));
+      for (const e of entries) {
+        if (++seen > MAX_WALK_ENTRIES) return false;
+        const childRel = rel ? `${rel}/${e.name}` : e.name;
+        if (visit(e, childRel, depth) === false) return false;
+        if (e.isDirectory() && depth < maxDepth && (options.descendIgnored || !IGNORED_DIRS.has(e.name))) {
+          if (!(await recurse(path.join(hostDir, e.name), childRel, depth + 1))) return false;
+        }
+      }
+      return true;
+    };
+    await recurse(r.host, "", 1);
+  }
+
+  private async resolveDir(p: string): Promise<ResolvedPath> {
+    const r = await this.mapper.resolve(p);
+    const s = await fsStat(r.host).catch((err) => {
+      throw translateFsError(err, r.virtual);
+    });
+    if (!s.isDirectory()) throw new SandboxError(`Not a directory: ${r.virtual}`, { code: "not_directory" });
+    return r;
+  }
+
+  async listDir(p: string, maxDepth = 2): Promise<DirEntry[]> {
+    const r = await this.resolveDir(p);
+    const out: DirEntry[] = [];
+    await this.walk(r, Math.max(1, maxDepth), (e, rel, depth) => {
+      out.push({ path: path.posix.join(r.virtual, rel), isDir: e.isDirectory(), depth });
+    });
+    return out;
+  }
+
+  async glob(p: string, pattern: string, options: GlobOptions = {}): Promise<LimitedResult<string>> {
+    const r = await this.resolveDir(p);
+    const max = options.maxResults ?? 200;
+    const re = globToRegExp(pattern.replace(/^\.\//, ""));
+    const items: string[] = [];
+    let truncated = false;
+    await this.walk(r, Number.MAX_SAFE_INTEGER, (e, rel) => {
+      if (e.isDirectory() && !options.includeDirs) return;
+      if (!re.test(rel)) return;
+      if (items.length >= max) {
+        truncated = true;
+        return false;
+      }
+      items.push(path.posix.join(r.virtual, rel));
+    });
+    return { items, truncated };
+  }
+
+  async grep(p: string, pattern: string, options: GrepOptions = {}): Promise<LimitedResult<GrepMatch>> {
+    const r = await this.mapper.resolve(p);
+    const s = await fsStat(r.host).catch((err) => {
+      throw translateFsError(err, r.virtual);
+    });
+    const max = options.maxResults ?? 100;
+    let regex: RegExp;
+    try {
+      const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : pattern;
+      regex = new RegExp(source, options.caseSensitive ? "" : "i");
+    } catch (err) {
+      throw new SandboxError(`Invalid regular expression: ${(err as Error).message}`, { code: "invalid_pattern" });
+    }
+    const fileFilter = options.glob ? globToRegExp(options.glob) : undefined;
+    const files: Array<{ host: string; virtual: string }> = [];
+    if (s.isFile()) {
+      files.push({ host: r.host, virtual: r.virtual });
+    } else {
+      await this.walk(r, Number.MAX_SAFE_INTEGER, (e, rel) => {
+        if (!e.isFile()) return;
+        if (fileFilter && !fileFilter.test(rel) && !fileFilter.test(e.name)) return;
+        files.push({ host: path.join(r.host, rel), virtual: path.posix.join(r.virtual, rel) });
+      });
+    }
+    const items: GrepMatch[] = [];
+    for (const f of files) {
+      let buf: Buffer;
+      try {
+        const fr = await this.mapper.resolve(f.virtual);
+        const fh = await this.openConfined(fr, FS.O_RDONLY);
+        try {
+          const st = await fh.stat();
+          if (st.size > MAX_GREP_FILE_BYTES) continue;
+          buf = await fh.readFile();
+        } finally {
+          await fh.close();
+        }
+      } catch {
+        continue;
+      }
+      if (buf.subarray(0, 8192).includes(0)) continue;
+      const lines = buf.toString("utf8").split(/\r?\n/);
+      for (let i = 0; i < lines.length; i++) {
+        if (!regex.test(lines[i])) continue;
+        if (items.length >= max) return { items, truncated: true };
+        const text = lines[i].length > MAX_GREP_LINE_CHARS ? `${lines[i].slice(0, MAX_GREP_LINE_CHARS)}…` : lines[i];
+        items.push({ path: f.virtual, line: i + 1, text });
+      }
+    }
+    return { items, truncated: false };
+  }
+}

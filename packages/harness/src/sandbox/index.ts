@@ -1,0 +1,63 @@
+/**
+ * Sandbox subsystem: thread workspace layout, virtual path mapping, the
+ * Sandbox / SandboxProvider contracts and the local (no isolation) and
+ * bubblewrap providers. See docs/sandbox.md.
+ */
+export type {
+  AcquireOptions,
+  DirEntry,
+  ExecuteOptions,
+  ExecuteResult,
+  FileStat,
+  GlobOptions,
+  GrepMatch,
+  GrepOptions,
+  LimitedResult,
+  Sandbox,
+  SandboxProvider,
+  WriteOptions,
+} from "./types";
+export { DEFAULT_USER_ID, SAFE_ID, validateId } from "./ids";
+export { limitsSchema, mountSchema, parseSandboxConfig, sandboxConfigSchema } from "./config";
+export type { SandboxConfig, SandboxConfigInput, SandboxMount } from "./config";
+export {
+  ensureThreadDirs,
+  threadDirs,
+  VIRTUAL_OUTPUTS,
+  VIRTUAL_SKILLS,
+  VIRTUAL_UPLOADS,
+  VIRTUAL_USER_DATA,
+  VIRTUAL_WORKSPACE,
+} from "./thread-paths";
+export type { DirOwner, ThreadDirs } from "./thread-paths";
+export { PathMapper, TRAVERSAL_MESSAGE } from "./path-mapper";
+export type { MountPoint, ResolvedPath } from "./path-mapper";
+export { HostFileOps, IGNORED_DIRS, translateFsError } from "./host-fs";
+export { globToRegExp } from "./glob-match";
+export { truncateLs, truncateMiddle, truncateReadFile } from "./truncate";
+export { isSecretEnvName, scrubEnv } from "./env-policy";
+export { activeLockCount, withKeyedLock } from "./file-locks";
+export { spawnCapped } from "./spawn-capped";
+export type { SpawnCappedOptions } from "./spawn-capped";
+export { MappedSandbox, threadMountPoints } from "./mapped-sandbox";
+export type { MappedSandboxInit } from "./mapped-sandbox";
+export { LeaseRegistryProvider } from "./lease-registry";
+export type { ManagedSandbox } from "./lease-registry";
+export { LocalSandbox } from "./local-sandbox";
+export type { LocalSandboxInit } from "./local-sandbox";
+export { LocalSandboxProvider } from "./local-provider";
+export type { LocalProviderOptions } from "./local-provider";
+export { BwrapSandbox } from "./bwrap-sandbox";
+export type { BwrapSandboxInit } from "./bwrap-sandbox";
+export { BwrapSandboxProvider, sandboxRunAs } from "./bwrap-provider";
+export type { BwrapProviderOptions } from "./bwrap-provider";
+export { bwrapArgs, buildBwrapCommand } from "./bwrap/argv";
+export type { BwrapBind, BwrapCommandSpec, BwrapLimits } from "./bwrap/argv";
+export { probeBwrap } from "./bwrap/probe";
+export type { BwrapProbe } from "./bwrap/probe";
+export { findBinary } from "./bwrap/find-binary";
+export { BWRAP_PROVIDER_NAMES, createSandboxProvider, LOCAL_PROVIDER_NAMES } from "./create-provider";
+export type { CreateSandboxProviderOptions } from "./create-provider";
+export { LOCAL_HOST_BASH_DISABLED_MESSAGE, LOCAL_NO_ISOLATION_WARNING } from "./messages";
+export { ensureRunSandbox, releaseRunSandbox, runSandboxId } from "./run-lease";
+export type { LeaseContext } from "./run-lease";
