@@ -30,3 +30,38 @@ export { createUploadsMiddleware, formatCurrentUploads } from "./uploads";
 export { createSandboxMiddleware } from "./sandbox";
 export { auditCommand, createSandboxAuditMiddleware } from "./sandbox-audit";
 export { createReadBeforeWriteMiddleware, READ_MARK_KEY, contentHash } from "./read-before-write";
+export {
+  createDynamicContextMiddleware,
+  isDynamicContextReminder,
+  lastInjectedDate,
+  stripInjectedUserMessageIdSuffix,
+  formatReminderDate,
+  DYNAMIC_CONTEXT_REMINDER_KEY,
+  INJECTED_USER_MESSAGE_ID_SUFFIX,
+} from "./dynamic-context";
+export type { DynamicContextOptions, MemoryProvider } from "./dynamic-context";
+export { createSummarizationMiddleware, isRealUserMessage, DEFAULT_SUMMARY_PROMPT } from "./summarization";
+export type { SummarizationOptions, SummarizationEvent } from "./summarization";
+export { projectSummary, DURABLE_CONTEXT_AUTHORITY_CONTRACT } from "./summarization-projection";
+export { createTodoMiddleware, MAX_TODO_COMPLETION_REMINDERS } from "./todo";
+export type { TodoOptions } from "./todo";
+export { createTokenUsageMiddleware, runTokenUsage } from "./token-usage";
+export type { TokenUsageOptions, RunTokenUsage } from "./token-usage";
+export { createTitleMiddleware } from "./title";
+export type { TitleOptions } from "./title";
+export { createViewImageMiddleware, isViewImageContextMessage } from "./view-image";
+export type { ViewImageOptions } from "./view-image";
+export { createSystemMessageCoalescingMiddleware } from "./system-message-coalescing";
+export { createLoopDetectionMiddleware, LOOP_WARNING_MESSAGE, LOOP_HARD_STOP_MESSAGE } from "./loop-detection";
+export type { LoopDetectionOptions } from "./loop-detection";
+export { hashToolCalls } from "./loop-detection-hash";
+export { createTokenBudgetMiddleware } from "./token-budget";
+export type { TokenBudgetOptions } from "./token-budget";
+export { createTerminalResponseMiddleware, TERMINAL_FALLBACK_CONTENT } from "./terminal-response";
+export { createModelLengthFinishReasonMiddleware, MODEL_LENGTH_CAPPED_STOP_REASON } from "./model-length-finish-reason";
+export type { ModelLengthFinishReasonOptions, ModelLengthTerminationDetector } from "./model-length-finish-reason";
+export { createSafetyFinishReasonMiddleware } from "./safety-finish-reason";
+export type { SafetyFinishReasonOptions } from "./safety-finish-reason";
+export type { SafetyTerminationDetector } from "./safety-finish-reason-detectors";
+export { createClarificationMiddleware } from "./clarification";
+export type { HumanInputRequest } from "./clarification-payload";
