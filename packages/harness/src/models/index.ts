@@ -1,2 +1,15 @@
 export type { ChatModel, JsonSchema, ModelRequest, ModelSettings, ModelStreamPart, ReasoningEffort, ToolSpec } from "./types";
 export { AIMessageAccumulator, collectModelStream } from "./accumulate";
+export { AiSdkChatModel, mergeSettings } from "./ai-sdk-chat-model";
+export type { AiSdkChatModelOptions, SettingsMapper } from "./ai-sdk-chat-model";
+export { createChatModel, resolveModelEntry } from "./factory";
+export type { CreateChatModelOptions, CreatedChatModel, ResolvedModelConfig } from "./factory";
+export { buildProviderChatModel } from "./provider-factory";
+export type { BuildProviderOptions } from "./provider-factory";
+export { resolveProvider, supportedProviderUses } from "./provider-registry";
+export type { ProviderFamily, ProviderSpec } from "./provider-registry";
+export { retryAfterMsFromHeaders, toModelCallError } from "./provider-errors";
+export { buildModelKwargs } from "./thinking";
+export type { ThinkingOptions } from "./thinking";
+export { toV3Prompt, toV3ToolChoice, toV3Tools } from "./v3-prompt";
+export { createRequestFetch, deepMerge, runWithExtraBody } from "./request-fetch";

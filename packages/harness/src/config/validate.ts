@@ -1,0 +1,60 @@
+import type { z } from "zod";
+import { ConfigError } from "../errors";
+import { formatKeyPath } from "./key-path";
+
+/** One readable validation problem. */
+export interface ConfigIssue {
+  keyPath: string;
+  message: string;
+  expected?: string;
+  received?: unknown;
+}
+
+function describeValue(v: unknown): string {
+  if (v === undefined) return "nothing (missing)";
+  if (v === null) return "null";
+  if (Array.isArray(v)) return `a list (${JSON.stringify(v).slice(0, 60)})`;
+  if (typeof v === "object") return "a mapping";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+function issueText(issue: z.core.$ZodIssue): ConfigIssue {
+  const keyPath = formatKeyPath(issue.path);
+  const input = (issue as { input?: unknown }).input;
+  switch (issue.code) {
+    case "invalid_type": {
+      const expected = String(issue.expected);
+      if (input === undefined) return { keyPath, message: `is required (expected ${expected})`, expected };
+      return { keyPath, message: `expected ${expected}, received ${describeValue(input)}`, expected, received: input };
+    }
+    case "invalid_value": {
+      const expected = issue.values.map((v) => JSON.stringify(v)).join(" | ");
+      return { keyPath, message: `expected one of ${expected}, received ${describeValue(input)}`, expected, received: input };
+    }
+    case "too_small":
+    case "too_big":
+      return { keyPath, message: `${issue.message}, received ${describeValue(input)}`, received: input };
+    case "unrecognized_keys":
+      return { keyPath, message: issue.message };
+    default:
+      return { keyPath, message: input !== undefined ? `${issue.message} (received ${describeValue(input)})` : issue.message, received: input };
+  }
+}
+
+/**
+ * Validate `data` with `schema`; on failure throw a {@link ConfigError} that
+ * names the file, every offending key path, the expected type and the value.
+ */
+export function validateConfig<T extends z.ZodType>(schema: T, data: unknown, file: string): z.output<T> {
+  const result = schema.safeParse(data, { reportInput: true });
+  if (result.success) return result.data;
+  const issues = result.error.issues.map(issueText);
+  const lines = issues.slice(0, 20).map((i) => `  - ${i.keyPath}: ${i.message}`);
+  if (issues.length > 20) lines.push(`  … and ${issues.length - 20} more`);
+  throw new ConfigError(`Invalid configuration in ${file}:\n${lines.join("\n")}`, {
+    code: "config_invalid",
+    cause: result.error,
+    details: { file, issues },
+  });
+}

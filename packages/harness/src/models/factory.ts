@@ -1,0 +1,120 @@
+import type { AppConfig, ConfigLogger, ModelConfig } from "../config";
+import { consoleConfigLogger } from "../config";
+import { ModelConfigError } from "../errors";
+import { buildProviderChatModel } from "./provider-factory";
+import type { BuildProviderOptions } from "./provider-factory";
+import { resolveProvider } from "./provider-registry";
+import { buildModelKwargs } from "./thinking";
+import type { ChatModel, ReasoningEffort } from "./types";
+
+/** What the lead agent needs to know about the model it got. */
+export interface ResolvedModelConfig {
+  /** Config name of the model (after fallback). */
+  name: string;
+  displayName: string | null;
+  description: string | null;
+  /** The entry's `use:` as written. */
+  use: string;
+  /** Our provider id (`openai`, `anthropic`, `deepseek`…). */
+  provider: string;
+  /** The provider's model id. */
+  model: string;
+  supportsVision: boolean;
+  supportsThinking: boolean;
+  supportsReasoningEffort: boolean;
+  contextWindow: number | null;
+  maxTokens: number | null;
+  /** Thinking as actually applied (false when downgraded). */
+  thinkingEnabled: boolean;
+  reasoningEffort: ReasoningEffort | null;
+  /** The validated config entry. */
+  entry: ModelConfig;
+}
+
+/** Options of {@link createChatModel}. */
+export interface CreateChatModelOptions extends BuildProviderOptions {
+  /** Requested thinking (default true, DeerFlow's default). */
+  thinkingEnabled?: boolean;
+  reasoningEffort?: ReasoningEffort | null;
+  /** Agent overrides (`temperature`, `max_tokens`…); null values ignored. */
+  overrides?: Record<string, unknown>;
+  /** The custom agent's model, used when no name is requested. */
+  agentModel?: string | null;
+  logger?: ConfigLogger;
+}
+
+/** The result of {@link createChatModel}. */
+export interface CreatedChatModel {
+  model: ChatModel;
+  config: ResolvedModelConfig;
+  warnings: string[];
+}
+
+/**
+ * Pick a model entry by DeerFlow's chain: requested name → agent's model →
+ * `models[0]`. An unknown name falls back to the first model with a warning;
+ * no models at all is a {@link ModelConfigError}.
+ */
+export function resolveModelEntry(
+  appConfig: Pick<AppConfig, "models">,
+  requested?: string | null,
+  agentModel?: string | null,
+): { entry: ModelConfig; warnings: string[] } {
+  const models = appConfig.models;
+  if (!models.length) {
+    throw new ModelConfigError("No chat models are configured. Add at least one entry under `models:` in config.yaml.", {
+      code: "model_none_configured",
+    });
+  }
+  const name = requested || agentModel || null;
+  if (!name) return { entry: models[0], warnings: [] };
+  const found = models.find((m) => m.name === name);
+  if (found) return { entry: found, warnings: [] };
+  return {
+    entry: models[0],
+    warnings: [`Model "${name}" is not configured; falling back to the default model "${models[0].name}".`],
+  };
+}
+
+/**
+ * Create the chat model named `name` from the app config, applying DeerFlow's
+ * resolution chain and thinking rules. Thinking requested explicitly on a
+ * model without `supports_thinking` is downgraded with a warning.
+ */
+export function createChatModel(appConfig: Pick<AppConfig, "models">, name?: string | null, options: CreateChatModelOptions = {}): CreatedChatModel {
+  const logger = options.logger ?? consoleConfigLogger;
+  const { entry, warnings } = resolveModelEntry(appConfig, name, options.agentModel);
+  let thinkingEnabled = options.thinkingEnabled ?? true;
+  if (thinkingEnabled && !entry.supports_thinking) {
+    if (options.thinkingEnabled === true) {
+      warnings.push(`Thinking was requested but model "${entry.name}" does not set supports_thinking; continuing without thinking.`);
+    }
+    thinkingEnabled = false;
+  }
+  const reasoningEffort = entry.supports_reasoning_effort ? (options.reasoningEffort ?? null) : null;
+  const spec = resolveProvider(entry.use, entry.name);
+  const kwargs = buildModelKwargs(entry, { thinkingEnabled, reasoningEffort, overrides: options.overrides });
+  const model = buildProviderChatModel(spec, entry, kwargs, options);
+  for (const w of warnings) logger.warn(w);
+  const maxTokens = kwargs.max_tokens ?? entry.max_tokens;
+  return {
+    model,
+    warnings,
+    config: {
+      name: entry.name,
+      displayName: entry.display_name,
+      description: entry.description,
+      use: entry.use,
+      provider: spec.id,
+      model: entry.model,
+      supportsVision: entry.supports_vision,
+      supportsThinking: entry.supports_thinking,
+      supportsReasoningEffort: entry.supports_reasoning_effort,
+      contextWindow: entry.context_window,
+      maxTokens: typeof maxTokens === "number" ? maxTokens : null,
+      thinkingEnabled,
+      reasoningEffort: (kwargs.reasoning_effort as ReasoningEffort | undefined) ?? null,
+      entry,
+    },
+  };
+}

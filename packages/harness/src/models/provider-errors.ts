@@ -1,0 +1,119 @@
+import { APICallError } from "@ai-sdk/provider";
+import { DeerFlowError, ModelCallError, errorMessage } from "../errors";
+import type { ModelErrorKind } from "../errors";
+
+const QUOTA_CODES = new Set(["insufficient_quota", "billing_hard_limit_reached", "quota_exceeded", "billing_error", "credit_balance_too_low"]);
+const CONTEXT_CODES = new Set(["context_length_exceeded", "string_above_max_length", "request_too_large"]);
+const CONTEXT_TEXT = /context (length|window)|maximum context|too many tokens|prompt is too long|input is too long|exceeds the model's/i;
+
+/** Parse `Retry-After` (seconds or HTTP date) / `retry-after-ms` headers into milliseconds. */
+export function retryAfterMsFromHeaders(headers: Record<string, string> | undefined, now: number = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const get = (name: string) => {
+    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
+    return undefined;
+  };
+  const ms = get("retry-after-ms");
+  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
+  const ra = get("retry-after");
+  if (!ra) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(ra)) return Math.max(0, Math.round(Number(ra) * 1000));
+  const date = Date.parse(ra);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+function providerErrorFields(err: APICallError): { code?: string; message?: string } {
+  let body: unknown = err.data;
+  if (body === undefined && err.responseBody) {
+    try {
+      body = JSON.parse(err.responseBody);
+    } catch {
+      body = undefined;
+    }
+  }
+  const e = body && typeof body === "object" ? ((body as { error?: unknown }).error ?? body) : undefined;
+  if (!e || typeof e !== "object") return {};
+  const rec = e as Record<string, unknown>;
+  const code = typeof rec.code === "string" && rec.code ? rec.code : typeof rec.type === "string" ? rec.type : undefined;
+  return { code, message: typeof rec.message === "string" ? rec.message : undefined };
+}
+
+function kindFor(status: number | undefined, code: string | undefined, text: string): ModelErrorKind {
+  if (code && QUOTA_CODES.has(code)) return "quota";
+  if ((code && CONTEXT_CODES.has(code)) || CONTEXT_TEXT.test(text)) return "context_length";
+  if (status === 429 || code === "rate_limit_error" || code === "rate_limit_exceeded") return "rate_limit";
+  if (status === 401 || status === 403 || code === "authentication_error" || code === "invalid_api_key" || code === "permission_error") return "auth";
+  if (status === 408) return "timeout";
+  if (status === 413) return "context_length";
+  if (status !== undefined && status >= 500) return "server";
+  if (code === "overloaded_error" || code === "api_error") return "server";
+  if (status !== undefined && status >= 400) return "bad_request";
+  return "unknown";
+}
+
+const NETWORK_TEXT = /fetch failed|terminated|socket|ECONNREFUSED|ECONNRESET|EPIPE|other side closed|network|UND_ERR/i;
+
+/** True when `err` or one of its causes is a transport failure (refused, reset, closed mid-stream). */
+export function isNetworkError(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; cur && depth < 5; depth++) {
+    const e = cur as { message?: unknown; code?: unknown; cause?: unknown };
+    if (typeof e.message === "string" && NETWORK_TEXT.test(e.message)) return true;
+    if (typeof e.code === "string" && /^(E[A-Z]+|UND_ERR)/.test(e.code)) return true;
+    cur = e.cause;
+  }
+  return false;
+}
+
+/** Context of a failed call used to tell timeouts and cancellations apart. */
+export interface ErrorContext {
+  provider: string;
+  model: string;
+  /** True when our own timer aborted the request. */
+  timedOut?: boolean;
+  timeoutMs?: number;
+}
+
+/**
+ * Turn anything a provider threw into a {@link ModelCallError} carrying kind,
+ * HTTP status, `Retry-After` and the provider's error code. Never retries.
+ */
+export function toModelCallError(err: unknown, ctx: ErrorContext): ModelCallError {
+  if (err instanceof ModelCallError) return err;
+  const label = `${ctx.provider} model "${ctx.model}"`;
+  if (ctx.timedOut) {
+    return new ModelCallError(`${label} timed out after ${ctx.timeoutMs ?? "?"} ms without a response.`, { kind: "timeout", cause: err });
+  }
+  if (APICallError.isInstance(err)) {
+    const { code, message } = providerErrorFields(err);
+    const status = err.statusCode;
+    const text = `${message ?? ""} ${err.message}`;
+    const transport = (status === undefined || (status >= 200 && status < 300)) && isNetworkError(err.cause);
+    const kind = transport || (status === undefined && !err.responseBody) ? "connection" : kindFor(status, code, text);
+    const detail = transport ? `connection lost: ${errorMessage(err.cause)}` : (message ?? err.message);
+    return new ModelCallError(`${label} call failed${status && !transport ? ` (HTTP ${status})` : ""}: ${detail}`, {
+      kind,
+      status: transport ? undefined : status,
+      retryAfterMs: retryAfterMsFromHeaders(err.responseHeaders),
+      providerCode: code,
+      cause: err,
+    });
+  }
+  if (err instanceof DeerFlowError) {
+    return new ModelCallError(err.message, { kind: "unknown", cause: err });
+  }
+  const msg = errorMessage(err);
+  const causeCode = (err as { cause?: { code?: string } })?.cause?.code;
+  const name = (err as { name?: string })?.name ?? "";
+  if (isNetworkError(err)) {
+    return new ModelCallError(`${label}: connection failed: ${msg}`, { kind: "connection", cause: err, providerCode: causeCode });
+  }
+  if (/JSONParseError|TypeValidationError/.test(name) || /JSON|parse|validation/i.test(msg)) {
+    return new ModelCallError(`${label} returned a malformed response: ${msg.split("\n")[0]}`, {
+      kind: "server",
+      providerCode: "invalid_response",
+      cause: err,
+    });
+  }
+  return new ModelCallError(`${label} call failed: ${msg}`, { kind: "unknown", cause: err });
+}

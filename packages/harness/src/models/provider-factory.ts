@@ -1,0 +1,180 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { ModelConfig } from "../config";
+import { ModelConfigError } from "../errors";
+import { AiSdkChatModel } from "./ai-sdk-chat-model";
+import type { SettingsMapper } from "./ai-sdk-chat-model";
+import type { ProviderSpec } from "./provider-registry";
+import { createRequestFetch } from "./request-fetch";
+import type { FetchFunction } from "./request-fetch";
+import type { ModelSettings, ReasoningEffort } from "./types";
+
+const API_KEY_KEYS = ["api_key", "openai_api_key", "anthropic_api_key", "gemini_api_key", "google_api_key", "deepseek_api_key"];
+const BASE_URL_KEYS = ["base_url", "api_base", "openai_api_base", "anthropic_api_url", "base"];
+const TIMEOUT_KEYS = ["timeout", "request_timeout", "default_request_timeout"];
+const MAX_TOKENS_KEYS = ["max_tokens", "num_predict", "max_completion_tokens", "max_output_tokens"];
+/** Client-side knobs of LangChain classes that mean nothing on the wire. */
+const DROPPED_KEYS = new Set([
+  "model",
+  "model_name",
+  "max_retries",
+  "streaming",
+  "stream_usage",
+  "verbose",
+  "callbacks",
+  "tags",
+  "use_responses_api",
+  "output_version",
+  "cumulative_stream_usage",
+  "stream_chunk_timeout",
+  "temperature",
+  "default_headers",
+  "headers",
+  "organization",
+  "openai_organization",
+]);
+
+/** Options of {@link buildProviderChatModel}. */
+export interface BuildProviderOptions {
+  env?: Record<string, string | undefined>;
+  /** Override fetch (tests). */
+  fetch?: FetchFunction;
+}
+
+function take(kwargs: Record<string, unknown>, keys: readonly string[]): unknown {
+  let found: unknown;
+  for (const k of keys) {
+    if (k in kwargs) {
+      if (found === undefined && kwargs[k] !== undefined && kwargs[k] !== null && kwargs[k] !== "") found = kwargs[k];
+      delete kwargs[k];
+    }
+  }
+  return found;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === "object" && !Array.isArray(v);
+}
+
+function anthropicThinking(v: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(v) || typeof v.type !== "string") return undefined;
+  const out: Record<string, unknown> = { type: v.type };
+  const budget = v.budget_tokens ?? v.budgetTokens;
+  if (budget !== undefined) out.budgetTokens = Number(budget);
+  if (v.display !== undefined) out.display = v.display;
+  return out;
+}
+
+function numberOrUndefined(v: unknown): number | undefined {
+  if (v === undefined || v === null || v === "") return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/**
+ * Build a {@link AiSdkChatModel} for a model entry from its resolved kwargs
+ * (see `buildModelKwargs`). Known kwargs map to AI SDK settings; the rest
+ * (including `extra_body` / `model_kwargs`, flattened) are merged into the
+ * request body. No provider retries (`maxRetries` is owned by middleware).
+ */
+export function buildProviderChatModel(
+  spec: ProviderSpec,
+  model: ModelConfig,
+  kwargsIn: Record<string, unknown>,
+  options: BuildProviderOptions = {},
+): AiSdkChatModel {
+  const env = options.env ?? process.env;
+  const kwargs = { ...kwargsIn };
+  const modelId = model.model;
+  let apiKey = take(kwargs, API_KEY_KEYS) as string | undefined;
+  if (apiKey === undefined && spec.apiKeyEnv) apiKey = env[spec.apiKeyEnv] || undefined;
+  if (apiKey === undefined && spec.id === "google") apiKey = env.GOOGLE_API_KEY || undefined;
+  if (apiKey === undefined && !spec.apiKeyOptional) {
+    throw new ModelConfigError(
+      `Model "${model.name}" (use: ${model.use}) has no API key. Set \`api_key\` in its config.yaml entry ` +
+        `(e.g. api_key: $${spec.apiKeyEnv ?? "API_KEY"})${spec.apiKeyEnv ? ` or the ${spec.apiKeyEnv} environment variable` : ""}.`,
+      { code: "model_api_key_missing", details: { model: model.name } },
+    );
+  }
+  let baseUrl = (take(kwargs, BASE_URL_KEYS) as string | undefined) ?? spec.defaultBaseUrl;
+  if (!baseUrl) {
+    throw new ModelConfigError(`Model "${model.name}" (use: ${model.use}) needs a base_url (the server's OpenAI-compatible /v1 endpoint).`, {
+      code: "model_base_url_missing",
+      details: { model: model.name },
+    });
+  }
+  baseUrl = baseUrl.replace(/\/+$/, "");
+  if ((spec.appendV1 || spec.family === "anthropic") && !/\/v\d+$/.test(baseUrl)) baseUrl += "/v1";
+
+  const timeoutSec = numberOrUndefined(take(kwargs, TIMEOUT_KEYS));
+  const chunkTimeoutSec = numberOrUndefined(kwargs.stream_chunk_timeout) ?? (spec.family !== "anthropic" ? 240 : undefined);
+  const maxTokens = numberOrUndefined(take(kwargs, MAX_TOKENS_KEYS));
+  const temperature = numberOrUndefined(kwargs.temperature);
+  const headers = { ...(isRecord(kwargs.default_headers) ? kwargs.default_headers : {}), ...(isRecord(kwargs.headers) ? kwargs.headers : {}) } as Record<string, string>;
+  const thinking = kwargs.thinking;
+  const reasoningEffort = kwargs.reasoning_effort as ReasoningEffort | undefined;
+  delete kwargs.thinking;
+  delete kwargs.reasoning_effort;
+  if (spec.id === "ollama") delete kwargs.reasoning;
+
+  // Everything left goes to the wire; extra_body / model_kwargs are flattened like LangChain does.
+  const body: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(kwargs)) {
+    if (DROPPED_KEYS.has(k) || v === undefined || v === null) continue;
+    if ((k === "extra_body" || k === "model_kwargs") && isRecord(v)) Object.assign(body, v);
+    else body[k] = v;
+  }
+
+  const defaults: ModelSettings = { maxTokens, temperature, reasoningEffort };
+  if (thinking !== undefined) defaults.providerOptions = { thinking };
+  const fetch = createRequestFetch({}, options.fetch);
+  const staticBody = body;
+  let languageModel: LanguageModelV3;
+  let providerKey: string;
+  let mapSettings: SettingsMapper;
+
+  if (spec.family === "anthropic") {
+    providerKey = "anthropic";
+    languageModel = createAnthropic({ apiKey, baseURL: baseUrl, headers, fetch })(modelId);
+    mapSettings = (s) => {
+      const extra: Record<string, unknown> = { ...staticBody };
+      const anthropic: Record<string, unknown> = { sendReasoning: true };
+      for (const [k, v] of Object.entries(s.providerOptions ?? {})) {
+        if (k === "thinking") {
+          const t = anthropicThinking(v);
+          if (t) anthropic.thinking = t;
+        } else extra[k] = v;
+      }
+      if (s.reasoningEffort && ["low", "medium", "high", "xhigh"].includes(s.reasoningEffort)) anthropic.effort = s.reasoningEffort;
+      return { providerOptions: { anthropic }, extraBody: extra };
+    };
+  } else {
+    providerKey = spec.family === "openai" ? "openai" : spec.id;
+    languageModel =
+      spec.family === "openai"
+        ? createOpenAI({ apiKey, baseURL: baseUrl, headers, fetch }).chat(modelId)
+        : createOpenAICompatible({ name: spec.id, baseURL: baseUrl, apiKey, headers, fetch, includeUsage: true }).chatModel(modelId);
+    mapSettings = (s) => {
+      const extra: Record<string, unknown> = { ...staticBody };
+      for (const [k, v] of Object.entries(s.providerOptions ?? {})) {
+        if ((k === "extra_body" || k === "model_kwargs") && isRecord(v)) Object.assign(extra, v);
+        else extra[k] = v;
+      }
+      if (s.reasoningEffort) extra.reasoning_effort = s.reasoningEffort;
+      return { extraBody: extra };
+    };
+  }
+  return new AiSdkChatModel({
+    provider: spec.id,
+    modelName: modelId,
+    languageModel,
+    providerKey,
+    defaults,
+    requestTimeoutMs: timeoutSec !== undefined ? timeoutSec * 1000 : undefined,
+    streamIdleTimeoutMs: chunkTimeoutSec !== undefined ? chunkTimeoutSec * 1000 : undefined,
+    leadingSystemOnly: spec.family === "anthropic",
+    mapSettings,
+  });
+}
