@@ -1,0 +1,129 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import type { Context } from "hono";
+import type { GatewayContext } from "./context";
+import { HttpError } from "./http-error";
+import type { GatewayOptions, ResolvedGatewayOptions } from "./options";
+import { resolveOptions } from "./options";
+import { registerAppInfoRoutes } from "./routes/app-info";
+import { registerArtifactRoutes } from "./routes/artifacts";
+import { registerAssistantRoutes } from "./routes/assistants";
+import { registerAuthRoutes } from "./routes/auth";
+import { registerRunRoutes } from "./routes/runs";
+import { registerThreadDataRoutes } from "./routes/thread-data";
+import { registerThreadRoutes } from "./routes/threads";
+import { registerUploadRoutes } from "./routes/uploads";
+import { RunManager } from "./runs/run-manager";
+import { defaultWebDist, registerStaticUi } from "./static-ui";
+import { openSqliteStores } from "./store/sqlite-stores";
+import type { GatewayStores } from "./store/types";
+
+/** A running (or startable) gateway. */
+export interface Gateway {
+  /** The Hono app (usable in-process with `app.request()`). */
+  readonly app: Hono;
+  readonly options: ResolvedGatewayOptions;
+  readonly stores: GatewayStores;
+  readonly runs: RunManager;
+  /** Runs found `pending`/`running` at startup and marked `error`. */
+  readonly recoveredRuns: string[];
+  /** Listen on `host:port` (port 0 = any free port). Resolves with the base URL. */
+  start(listen?: { port?: number; host?: string }): Promise<string>;
+  /** Interrupt runs, stop listening, close stores. */
+  close(): Promise<void>;
+}
+
+function onError(log: (m: string) => void) {
+  return (err: Error, c: Context) => {
+    if (err instanceof HttpError) {
+      for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+      return c.json({ detail: err.detail }, err.status as 400);
+    }
+    log(`[gateway] ${c.req.method} ${new URL(c.req.url).pathname} failed: ${err.name}: ${err.message}`);
+    return c.json({ detail: "Internal server error" }, 500);
+  };
+}
+
+/**
+ * Build the gateway: LangGraph-compatible threads/runs/SSE API and DeerFlow's
+ * REST endpoints, mounted under both `/api` and `/api/langgraph`, plus
+ * `/health` and the web UI at `/`. Marks runs left `pending`/`running` by a
+ * dead process as `error` before serving.
+ */
+export async function createGateway(input: GatewayOptions): Promise<Gateway> {
+  const options = resolveOptions(input);
+  const stores = options.stores ?? openSqliteStores(options.database ?? path.join(options.dataDir, "gateway.db"));
+  const ts = new Date().toISOString();
+  const recovered = await stores.runs.recoverOrphans(ts);
+  for (const t of await stores.threads.listRunning()) await stores.threads.update(t.threadId, { status: "error", updatedAt: ts });
+  if (recovered.length) options.log(`[gateway] marked ${recovered.length} orphaned run(s) as error`);
+
+  const runs = new RunManager(stores, options);
+  const ctx: GatewayContext = { options, stores, runs };
+
+  const api = new Hono();
+  api.onError(onError(options.log));
+  api.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  registerThreadRoutes(api, ctx);
+  registerRunRoutes(api, ctx);
+  registerThreadDataRoutes(api, ctx);
+  registerUploadRoutes(api, ctx);
+  registerArtifactRoutes(api, ctx);
+  registerAppInfoRoutes(api, ctx);
+  registerAssistantRoutes(api, ctx);
+  registerAuthRoutes(api, ctx);
+
+  const app = new Hono();
+  app.onError(onError(options.log));
+  app.get("/health", (c) => c.json({ status: "healthy", service: "deer-flow-gateway" }));
+  app.route("/api/langgraph", api);
+  app.route("/api", api);
+  const web = options.webDistDir === null ? undefined : (options.webDistDir ?? defaultWebDist());
+  if (web && fs.existsSync(web)) registerStaticUi(app, web);
+  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+
+  let server: ReturnType<typeof serve> | undefined;
+  return {
+    app,
+    options,
+    stores,
+    runs,
+    recoveredRuns: recovered.map((r) => r.runId),
+    start(listen = {}) {
+      const port = listen.port ?? 2026;
+      const host = listen.host ?? "127.0.0.1";
+      return new Promise<string>((resolve, reject) => {
+        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+          resolve(`http://${host.includes(":") ? `[${host}]` : host}:${info.port}`);
+        });
+        s.once("error", reject);
+        server = s;
+      });
+    },
+    async close() {
+      await runs.close();
+      if (server) {
+        const s = server as import("node:http").Server;
+        await new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections?.();
+        });
+        server = undefined;
+      }
+      await stores.close();
+    },
+  };
+}
+
+/** Create and start a gateway; prints and returns the URL. */
+export async function startServer(
+  options: GatewayOptions & { port?: number; host?: string; quiet?: boolean },
+): Promise<{ gateway: Gateway; url: string }> {
+  const gateway = await createGateway(options);
+  const url = await gateway.start({ port: options.port, host: options.host });
+  if (!options.quiet) console.log(`DeerFlow gateway listening on ${url}`);
+  return { gateway, url };
+}

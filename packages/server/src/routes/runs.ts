@@ -1,0 +1,134 @@
+import { randomUUID } from "node:crypto";
+import type { Context, Hono } from "hono";
+import { z } from "zod";
+import type { GatewayContext } from "../context";
+import { HttpError, runNotFound } from "../http-error";
+import type { LiveRun } from "../runs/run-manager";
+import { runCreateRequestSchema } from "../runs/run-request";
+import type { RunCreateRequest } from "../runs/run-request";
+import { runResponse } from "../runs/run-response";
+import { endedStreamResponse, sseResponse } from "../sse/sse-response";
+import { checkRunId, checkThreadId, readJson } from "../validate";
+import { createThreadRecord, ownedThread, requireThread } from "./threads";
+
+const cancelQuery = z.object({
+  wait: z.enum(["0", "1", "true", "false"]).optional(),
+  action: z.enum(["interrupt", "rollback"]).optional(),
+});
+
+function contentLocation(threadId: string, runId: string): string {
+  return `/api/threads/${threadId}/runs/${runId}`;
+}
+
+/** Runs endpoints (§2.3). */
+export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
+  const max = ctx.options.maxBodyBytes;
+  const user = ctx.options.userId;
+
+  const streamRun = (c: Context, run: LiveRun): Response =>
+    sseResponse((signal) => run.buffer.subscribe(0, signal), {
+      heartbeatMs: ctx.options.heartbeatMs,
+      headers: { "Content-Location": contentLocation(run.threadId, run.runId) },
+      requestSignal: c.req.raw.signal,
+      onDisconnect: () => {
+        if (run.onDisconnect === "cancel") void ctx.runs.cancel(run.runId, "interrupt", false).catch(() => undefined);
+      },
+    });
+
+  const waitRun = async (c: Context, run: LiveRun): Promise<Response> => {
+    await run.done;
+    const rec = await ctx.stores.runs.get(run.runId);
+    c.header("Content-Location", contentLocation(run.threadId, run.runId));
+    if (!rec || rec.status !== "success") return c.json({ status: rec?.status ?? "error", error: rec?.error ?? null });
+    const agent = await ctx.runs.stateAgent(run.threadId);
+    const snap = await agent.getState(run.threadId);
+    return c.json(snap?.values ?? {});
+  };
+
+  const threaded = async (c: Context): Promise<{ run: LiveRun }> => {
+    const threadId = checkThreadId(c.req.param("thread_id") ?? "");
+    const req = await readJson(c, runCreateRequestSchema, max);
+    await requireThread(ctx, threadId);
+    return { run: await ctx.runs.create(threadId, req, user) };
+  };
+
+  const stateless = async (c: Context): Promise<{ run: LiveRun }> => {
+    const req: RunCreateRequest = await readJson(c, runCreateRequestSchema, max);
+    const fromConfig = req.config?.configurable?.thread_id;
+    const threadId = typeof fromConfig === "string" && fromConfig ? checkThreadId(fromConfig, ["body", "config", "configurable", "thread_id"]) : randomUUID();
+    const existing = await ctx.stores.threads.get(threadId);
+    if (existing && !(await ownedThread(ctx, threadId))) throw new HttpError(404, `Thread ${threadId} not found`);
+    if (!existing) await createThreadRecord(ctx, threadId, {});
+    return { run: await ctx.runs.create(threadId, req, user) };
+  };
+
+  app.post("/threads/:thread_id/runs/stream", async (c) => streamRun(c, (await threaded(c)).run));
+  app.post("/threads/:thread_id/runs/wait", async (c) => waitRun(c, (await threaded(c)).run));
+  app.post("/threads/:thread_id/runs", async (c) => {
+    const { run } = await threaded(c);
+    const rec = await ctx.stores.runs.get(run.runId);
+    c.header("Content-Location", contentLocation(run.threadId, run.runId));
+    return c.json(runResponse(rec!));
+  });
+  app.post("/runs/stream", async (c) => streamRun(c, (await stateless(c)).run));
+  app.post("/runs/wait", async (c) => waitRun(c, (await stateless(c)).run));
+  app.post("/runs", async (c) => {
+    const { run } = await stateless(c);
+    const rec = await ctx.stores.runs.get(run.runId);
+    return c.json(runResponse(rec!));
+  });
+
+  app.get("/threads/:thread_id/runs", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    if (await ctx.stores.threads.get(threadId) && !(await ownedThread(ctx, threadId))) return c.json([]);
+    const runs = await ctx.stores.runs.listByThread(threadId);
+    return c.json(runs.filter((r) => r.userId === user).map(runResponse));
+  });
+
+  const findRun = async (c: Context) => {
+    const threadId = checkThreadId(c.req.param("thread_id") ?? "");
+    const runId = checkRunId(c.req.param("run_id") ?? "");
+    const rec = await ctx.stores.runs.get(runId);
+    if (!rec || rec.threadId !== threadId || rec.userId !== user) throw runNotFound(runId);
+    return rec;
+  };
+
+  app.get("/threads/:thread_id/runs/:run_id", async (c) => c.json(runResponse(await findRun(c))));
+
+  const join = async (c: Context): Promise<Response> => {
+    const rec = await findRun(c);
+    const live = ctx.runs.getLive(rec.runId);
+    if (!live) return endedStreamResponse();
+    const start = live.buffer.startCursor(c.req.header("last-event-id"));
+    return sseResponse(
+      async function* (signal) {
+        if ("gap" in start) {
+          yield { kind: "gap" as const, data: start.gap };
+          return;
+        }
+        yield* live.buffer.subscribe(start.cursor, signal);
+      },
+      {
+        heartbeatMs: ctx.options.heartbeatMs,
+        requestSignal: c.req.raw.signal,
+        onDisconnect: () => {
+          if (c.req.query("cancel_on_disconnect") === "true") void ctx.runs.cancel(rec.runId, "interrupt", false).catch(() => undefined);
+        },
+      },
+    );
+  };
+  app.get("/threads/:thread_id/runs/:run_id/stream", join);
+  app.get("/threads/:thread_id/runs/:run_id/join", join);
+
+  const cancel = async (c: Context, thenStream: boolean): Promise<Response> => {
+    const rec = await findRun(c);
+    const q = cancelQuery.safeParse({ wait: c.req.query("wait"), action: c.req.query("action") });
+    if (!q.success) throw new HttpError(422, "Invalid cancel query: wait must be 0|1 and action interrupt|rollback");
+    const wait = q.data.wait === "1" || q.data.wait === "true";
+    await ctx.runs.cancel(rec.runId, q.data.action ?? "interrupt", wait);
+    if (thenStream) return join(c);
+    return c.body(null, wait ? 204 : 202);
+  };
+  app.post("/threads/:thread_id/runs/:run_id/cancel", (c) => cancel(c, false));
+  app.post("/threads/:thread_id/runs/:run_id/stream", (c) => cancel(c, true));
+}

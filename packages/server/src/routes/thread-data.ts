@@ -1,0 +1,87 @@
+import type { Hono } from "hono";
+import type { GatewayContext } from "../context";
+import { validationError } from "../http-error";
+import { checkThreadId, queryInt } from "../validate";
+
+const KEPT_TYPES = new Set(["human", "ai", "tool"]);
+
+const EVENT_TYPE: Record<string, string> = {
+  human: "llm.human.input",
+  ai: "llm.ai.response",
+  tool: "llm.tool.result",
+};
+
+/** Persisted transcript (`messages/page`) and token usage (§3.1). */
+export function registerThreadDataRoutes(app: Hono, ctx: GatewayContext): void {
+  app.get("/threads/:thread_id/messages/page", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    if (c.req.query("after_seq") !== undefined) {
+      throw validationError([{ type: "extra_forbidden", loc: ["query", "after_seq"], msg: "after_seq is not supported on this endpoint" }]);
+    }
+    const limit = queryInt(c, "limit", 50, 1, 200);
+    const beforeRaw = c.req.query("before_seq");
+    const beforeSeq = beforeRaw === undefined || beforeRaw === "" ? undefined : queryInt(c, "before_seq", 0, 1, Number.MAX_SAFE_INTEGER);
+    const { rows, hasMore } = await ctx.stores.messages.page(threadId, { limit, beforeSeq });
+    const runs = new Map((await ctx.stores.runs.listByThread(threadId)).map((r) => [r.runId, r]));
+    const kept = rows.filter((r) => KEPT_TYPES.has(r.messageType));
+    const lastAi = new Map<string, number>();
+    kept.forEach((r, i) => {
+      if (r.messageType === "ai") lastAi.set(r.runId, i);
+    });
+    const data = kept.map((r, i) => {
+      let content = r.content;
+      const run = runs.get(r.runId);
+      if (lastAi.get(r.runId) === i && run && run.status !== "running" && run.status !== "pending") {
+        const seconds = (Date.parse(run.updatedAt) - Date.parse(run.createdAt)) / 1000;
+        content = { ...content, additional_kwargs: { ...((content.additional_kwargs as object) ?? {}), turn_duration: seconds } };
+      }
+      const usage = r.messageType === "ai" ? (content.usage_metadata ?? undefined) : undefined;
+      return {
+        thread_id: r.threadId,
+        run_id: r.runId,
+        seq: r.seq,
+        event_type: EVENT_TYPE[r.messageType],
+        category: "message",
+        content,
+        metadata: usage ? { caller: "lead_agent", usage } : { caller: "lead_agent" },
+        created_at: r.createdAt,
+        feedback: null,
+      };
+    });
+    return c.json({ data, has_more: hasMore, next_before_seq: hasMore && rows.length ? rows[0].seq : null });
+  });
+
+  app.get("/threads/:thread_id/token-usage", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    const runs = await ctx.stores.runs.listByThread(threadId);
+    const byModel: Record<string, { tokens: number; runs: number }> = {};
+    let input = 0;
+    let output = 0;
+    let total = 0;
+    let lead = 0;
+    let sub = 0;
+    let mid = 0;
+    for (const r of runs) {
+      input += r.usage.totalInputTokens;
+      output += r.usage.totalOutputTokens;
+      total += r.usage.totalTokens;
+      lead += r.usage.leadAgentTokens;
+      sub += r.usage.subagentTokens;
+      mid += r.usage.middlewareTokens;
+      const key = r.modelName ?? "default";
+      byModel[key] ??= { tokens: 0, runs: 0 };
+      byModel[key].tokens += r.usage.totalTokens;
+      byModel[key].runs += 1;
+    }
+    return c.json({
+      thread_id: threadId,
+      total_tokens: total,
+      total_input_tokens: input,
+      total_output_tokens: output,
+      total_runs: runs.length,
+      by_model: byModel,
+      by_caller: { lead_agent: lead, subagent: sub, middleware: mid },
+      context_usage: null,
+    });
+  });
+}

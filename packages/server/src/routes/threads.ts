@@ -1,0 +1,199 @@
+import { randomUUID } from "node:crypto";
+import type { Hono } from "hono";
+import { z } from "zod";
+import { DeerFlowError, InvalidUpdateError } from "../../../harness/src/errors";
+import type { StateSnapshot } from "../../../harness/src/runtime/types";
+import type { GatewayContext } from "../context";
+import { removeThreadFiles } from "../files/thread-dirs";
+import { HttpError, threadNotFound } from "../http-error";
+import type { ThreadRecord } from "../store/types";
+import { checkThreadId, readJson } from "../validate";
+import { derivedStatus, historyEntry, stateResponse, threadResponse } from "./thread-views";
+
+const createSchema = z.looseObject({
+  thread_id: z.string().nullable().optional(),
+  assistant_id: z.string().nullable().optional(),
+  metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+});
+
+const searchSchema = z.looseObject({
+  metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+  offset: z.number().int().min(0).optional(),
+  status: z.string().nullable().optional(),
+});
+
+const patchSchema = z.looseObject({ metadata: z.record(z.string(), z.unknown()).optional() });
+
+const stateUpdateSchema = z.looseObject({
+  values: z.record(z.string(), z.unknown()).nullable().optional(),
+  checkpoint_id: z.string().nullable().optional(),
+  checkpoint: z.looseObject({ checkpoint_id: z.string().optional() }).nullable().optional(),
+  as_node: z.string().nullable().optional(),
+});
+
+const historySchema = z.looseObject({
+  limit: z.number().int().min(1).max(100).optional(),
+  before: z.union([z.string(), z.looseObject({ configurable: z.looseObject({ checkpoint_id: z.string().optional() }).optional() })]).nullable().optional(),
+});
+
+const SAFE_METADATA_KEY = /^[A-Za-z0-9_.-]{1,128}$/;
+const SERVER_OWNED_KEYS = new Set(["user_id", "owner_id"]);
+
+function cleanMetadata(meta: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(meta ?? {})) if (!SERVER_OWNED_KEYS.has(k)) out[k] = v;
+  return out;
+}
+
+/** Load a thread row owned by the caller (other users' rows are "not found"). */
+export async function ownedThread(ctx: GatewayContext, threadId: string): Promise<ThreadRecord | undefined> {
+  const t = await ctx.stores.threads.get(threadId);
+  if (!t) return undefined;
+  if (t.userId && t.userId !== ctx.options.userId) return undefined;
+  return t;
+}
+
+/** Require an existing thread row (404 otherwise). */
+export async function requireThread(ctx: GatewayContext, threadId: string): Promise<ThreadRecord> {
+  const t = await ownedThread(ctx, threadId);
+  if (!t) throw threadNotFound(threadId);
+  return t;
+}
+
+/** Create a thread row. */
+export async function createThreadRecord(ctx: GatewayContext, threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord> {
+  const ts = new Date().toISOString();
+  const rec: ThreadRecord = { threadId, userId: ctx.options.userId, status: "idle", metadata, displayName: null, createdAt: ts, updatedAt: ts };
+  await ctx.stores.threads.create(rec);
+  return rec;
+}
+
+async function latestSnapshot(ctx: GatewayContext, threadId: string, checkpointId?: string): Promise<StateSnapshot | undefined> {
+  const agent = await ctx.runs.stateAgent(threadId);
+  return agent.getState(threadId, checkpointId);
+}
+
+/** Threads endpoints (§2.2). */
+export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
+  const max = ctx.options.maxBodyBytes;
+
+  app.post("/threads", async (c) => {
+    const body = await readJson(c, createSchema, max);
+    const threadId = body.thread_id ? checkThreadId(body.thread_id, ["body", "thread_id"]) : randomUUID();
+    const existing = await ctx.stores.threads.get(threadId);
+    if (existing) {
+      if (existing.userId !== ctx.options.userId) throw new HttpError(409, `Thread ${threadId} already exists`);
+      return c.json(threadResponse(existing));
+    }
+    const meta = cleanMetadata(body.metadata);
+    if (body.assistant_id && meta.assistant_id === undefined) meta.assistant_id = body.assistant_id;
+    const rec = await createThreadRecord(ctx, threadId, meta);
+    return c.json(threadResponse(rec));
+  });
+
+  app.post("/threads/search", async (c) => {
+    const body = await readJson(c, searchSchema, max);
+    let filter: Record<string, unknown> | undefined;
+    if (body.metadata && Object.keys(body.metadata).length) {
+      filter = {};
+      for (const [k, v] of Object.entries(body.metadata)) {
+        if (SAFE_METADATA_KEY.test(k) && (v === null || ["string", "number", "boolean"].includes(typeof v))) filter[k] = v;
+      }
+      if (!Object.keys(filter).length) throw new HttpError(400, "All metadata filter keys are invalid or unsafe");
+    }
+    const rows = await ctx.stores.threads.search({
+      userId: ctx.options.userId,
+      metadata: filter,
+      status: body.status ?? undefined,
+      limit: body.limit ?? 100,
+      offset: body.offset ?? 0,
+    });
+    return c.json(rows.map((t) => threadResponse(t, t.displayName ? { title: t.displayName } : {})));
+  });
+
+  app.get("/threads/:thread_id", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    const t = await ownedThread(ctx, threadId);
+    const snap = await latestSnapshot(ctx, threadId);
+    if (!t && !snap) throw threadNotFound(threadId);
+    const ts = snap?.createdAt ?? new Date().toISOString();
+    const rec: ThreadRecord = t ?? { threadId, userId: ctx.options.userId, status: "idle", metadata: {}, displayName: null, createdAt: ts, updatedAt: ts };
+    return c.json(threadResponse(rec, (snap?.values as Record<string, unknown>) ?? {}, derivedStatus(t, snap)));
+  });
+
+  app.patch("/threads/:thread_id", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    const t = await requireThread(ctx, threadId);
+    const body = await readJson(c, patchSchema, max);
+    const patch = cleanMetadata(body.metadata);
+    const pinOnly = Object.keys(patch).every((k) => k === "deerflow_pinned");
+    const metadata = { ...t.metadata, ...patch };
+    const updatedAt = pinOnly ? t.updatedAt : new Date().toISOString();
+    await ctx.stores.threads.update(threadId, { metadata, updatedAt });
+    return c.json(threadResponse({ ...t, metadata, updatedAt }));
+  });
+
+  app.delete("/threads/:thread_id", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    await requireThread(ctx, threadId);
+    if (ctx.runs.hasWorkInFlight(threadId)) {
+      throw new HttpError(409, `Thread has work in flight; cancel the active run of thread ${threadId} first`);
+    }
+    await ctx.options.checkpointer?.deleteThread(threadId);
+    await ctx.stores.runs.deleteByThread(threadId);
+    await ctx.stores.messages.deleteByThread(threadId);
+    await ctx.stores.threads.delete(threadId);
+    await removeThreadFiles(ctx.options.baseDir, ctx.options.userId, threadId);
+    return c.json({ success: true, message: `Thread ${threadId} deleted` });
+  });
+
+  app.get("/threads/:thread_id/state", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    if (await ctx.stores.threads.get(threadId) && !(await ownedThread(ctx, threadId))) throw threadNotFound(threadId);
+    const snap = await latestSnapshot(ctx, threadId);
+    if (!snap) throw threadNotFound(threadId);
+    return c.json(stateResponse(threadId, snap));
+  });
+
+  app.get("/threads/:thread_id/state/:checkpoint_id", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    const snap = await latestSnapshot(ctx, threadId, c.req.param("checkpoint_id"));
+    if (!snap) throw new HttpError(404, `Checkpoint ${c.req.param("checkpoint_id")} not found`);
+    return c.json(stateResponse(threadId, snap));
+  });
+
+  app.post("/threads/:thread_id/state", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    await requireThread(ctx, threadId);
+    const body = await readJson(c, stateUpdateSchema, max);
+    if (ctx.runs.hasWorkInFlight(threadId)) throw new HttpError(409, `Thread ${threadId} already has an active run`);
+    const agent = await ctx.runs.stateAgent(threadId);
+    const checkpointId = body.checkpoint?.checkpoint_id ?? body.checkpoint_id ?? undefined;
+    if (checkpointId && !(await agent.getState(threadId, checkpointId))) throw new HttpError(404, `Checkpoint ${checkpointId} not found`);
+    let snap: StateSnapshot;
+    try {
+      snap = await agent.updateState(threadId, body.values ?? {}, { checkpointId, asNode: body.as_node ?? undefined });
+    } catch (err) {
+      if (err instanceof InvalidUpdateError) throw new HttpError(422, err.message);
+      if (err instanceof DeerFlowError && err.code === "validation_error") throw new HttpError(422, err.message);
+      throw err;
+    }
+    const title = body.values?.title;
+    const ts = new Date().toISOString();
+    await ctx.stores.threads.update(threadId, typeof title === "string" ? { displayName: title, updatedAt: ts } : { updatedAt: ts });
+    return c.json(stateResponse(threadId, snap));
+  });
+
+  app.post("/threads/:thread_id/history", async (c) => {
+    const threadId = checkThreadId(c.req.param("thread_id"));
+    if (await ctx.stores.threads.get(threadId) && !(await ownedThread(ctx, threadId))) throw threadNotFound(threadId);
+    const body = await readJson(c, historySchema, max);
+    const before = typeof body.before === "string" ? body.before : body.before?.configurable?.checkpoint_id;
+    const agent = await ctx.runs.stateAgent(threadId);
+    const snaps = await agent.getStateHistory(threadId, { limit: body.limit ?? 10, before: before ?? undefined });
+    const runIds = await ctx.stores.messages.runIds(threadId);
+    const runs = new Map((await ctx.stores.runs.listByThread(threadId)).map((r) => [r.runId, r]));
+    return c.json(snaps.map((s, i) => historyEntry(s, i === 0, runIds, runs)));
+  });
+}

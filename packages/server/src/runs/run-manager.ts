@@ -1,0 +1,421 @@
+import { randomUUID } from "node:crypto";
+import { DeerFlowError, RunCancelledError, ValidationError } from "../../../harness/src/errors";
+import { coerceMessage } from "../../../harness/src/messages";
+import type { Message } from "../../../harness/src/messages";
+import { Command } from "../../../harness/src/state";
+import type { Agent, RunInput, RunOptions, RunResult, StreamMode } from "../../../harness/src/runtime/types";
+import { HttpError } from "../http-error";
+import type { AgentRunConfig, ResolvedGatewayOptions } from "../options";
+import { RunEventBuffer } from "../sse/event-buffer";
+import { emptyUsage } from "../store/sqlite-stores";
+import type { GatewayStores, MultitaskStrategy, RunRecord, RunStatus, RunUsage } from "../store/types";
+import { TERMINAL_RUN_STATUSES } from "../store/types";
+import { agentNameFromAssistant, CONTEXT_WHITELIST, requestedModes } from "./run-request";
+import type { ClientStreamMode, RunCreateRequest } from "./run-request";
+import { redactSecrets } from "./run-response";
+
+/** How a cancel stops a run. */
+export type CancelAction = "interrupt" | "rollback";
+
+/** A run the manager knows in memory (active, queued, or finished but not reaped). */
+export interface LiveRun {
+  readonly runId: string;
+  readonly threadId: string;
+  readonly buffer: RunEventBuffer;
+  readonly onDisconnect: "cancel" | "continue";
+  /** Resolves when the run reached a terminal status. */
+  readonly done: Promise<void>;
+  /** Current status (mirrors the stored record). */
+  status: RunStatus;
+}
+
+interface PreparedRun {
+  input: RunInput;
+  options: Omit<RunOptions, "signal">;
+  agentConfig: AgentRunConfig;
+  modes: ClientStreamMode[];
+  subgraphs: boolean;
+}
+
+interface InternalRun extends LiveRun {
+  record: RunRecord;
+  prepared: PreparedRun;
+  controller: AbortController;
+  cancelAction?: CancelAction;
+  timedOut: boolean;
+  started: boolean;
+  resolveDone: () => void;
+}
+
+const HARNESS_MODE: Record<ClientStreamMode, StreamMode> = {
+  values: "values",
+  "messages-tuple": "messages",
+  updates: "updates",
+  debug: "debug",
+  tasks: "tasks",
+  checkpoints: "checkpoints",
+  custom: "custom",
+};
+
+const EVENT_NAME: Partial<Record<StreamMode, string>> = { messages: "messages" };
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/**
+ * Owns run execution: one active run per thread, multitask strategies,
+ * cancellation, the per-run replay buffers, and run/thread bookkeeping.
+ */
+export class RunManager {
+  private readonly live = new Map<string, InternalRun>();
+  private readonly active = new Map<string, InternalRun>();
+  private readonly queues = new Map<string, InternalRun[]>();
+  private readonly reapTimers = new Set<ReturnType<typeof setTimeout>>();
+  private closed = false;
+
+  constructor(
+    private readonly stores: GatewayStores,
+    private readonly options: ResolvedGatewayOptions,
+  ) {}
+
+  /** The in-memory run (with its replay buffer), if not reaped yet. */
+  getLive(runId: string): LiveRun | undefined {
+    return this.live.get(runId);
+  }
+
+  /** True while the thread has an active or queued run. */
+  hasWorkInFlight(threadId: string): boolean {
+    return this.active.has(threadId) || (this.queues.get(threadId)?.length ?? 0) > 0;
+  }
+
+  /** An agent built with an empty run config (state reads, updates). */
+  async stateAgent(threadId: string): Promise<Agent> {
+    return this.options.agentFactory({
+      configurable: { thread_id: threadId },
+      context: { thread_id: threadId, user_id: this.options.userId },
+      assistantId: "lead_agent",
+    });
+  }
+
+  /** Validate a run request and build what the agent needs. Throws HttpError on client mistakes. */
+  prepare(threadId: string, runId: string, userId: string, req: RunCreateRequest): PreparedRun {
+    const modes = requestedModes(req);
+    const agentName = agentNameFromAssistant(req.assistant_id);
+    if (agentName === null) {
+      throw new HttpError(422, `Invalid assistant_id '${req.assistant_id}': agent names must match [a-z0-9-]+`);
+    }
+    const configurable: Record<string, unknown> = { ...(req.config?.configurable ?? {}) };
+    const source: Record<string, unknown> = { ...(req.context ?? {}), ...(req.config?.context ?? {}) };
+    const context: Record<string, unknown> = {};
+    for (const key of CONTEXT_WHITELIST) {
+      if (source[key] !== undefined) context[key] = source[key];
+    }
+    if (agentName) context.agent_name = agentName;
+    const modelName = context.model_name;
+    if (modelName !== undefined && this.options.models && this.options.models.length) {
+      const known = this.options.models.some((m) => m.name === modelName);
+      if (!known) throw new HttpError(400, `Model '${String(modelName)}' is not in the configured model allowlist`);
+    }
+    Object.assign(configurable, context, { thread_id: threadId });
+    Object.assign(context, { thread_id: threadId, run_id: runId, user_id: userId });
+
+    let input: RunInput = null;
+    if (req.command && req.command.resume !== undefined) {
+      input = new Command({ resume: req.command.resume });
+    } else if (req.input) {
+      const messages = req.input.messages;
+      if (messages !== undefined) {
+        if (!Array.isArray(messages)) throw new HttpError(400, "Invalid message at input.messages: expected a list");
+        messages.forEach((m, i) => {
+          try {
+            coerceMessage(m, `input.messages[${i}]`);
+          } catch (err) {
+            throw new HttpError(400, err instanceof ValidationError ? err.message : `Invalid message at input.messages[${i}]`);
+          }
+        });
+      }
+      input = { ...req.input };
+    }
+    const recursionLimit = Math.min(Math.max(1, req.config?.recursion_limit ?? 100), this.options.maxRecursionLimit);
+    const checkpointId = req.checkpoint?.checkpoint_id ?? req.checkpoint_id ?? undefined;
+    return {
+      input,
+      modes,
+      subgraphs: req.stream_subgraphs === true,
+      agentConfig: { configurable, context, assistantId: req.assistant_id ?? "lead_agent" },
+      options: {
+        threadId,
+        runId,
+        checkpointId,
+        context,
+        configurable,
+        metadata: { ...(req.metadata ?? {}) },
+        recursionLimit,
+        streamMode: modes.map((m) => HARNESS_MODE[m]),
+      },
+    };
+  }
+
+  /**
+   * Create a run on an existing thread and start (or queue) it.
+   * Throws 409 under `reject` when the thread is busy.
+   */
+  async create(threadId: string, req: RunCreateRequest, userId: string): Promise<LiveRun> {
+    if (this.closed) throw new HttpError(503, "Server is shutting down");
+    const runId = randomUUID();
+    const prepared = this.prepare(threadId, runId, userId, req);
+    if (prepared.options.checkpointId) {
+      const agent = await this.options.agentFactory(prepared.agentConfig);
+      const snap = await agent.getState(threadId, prepared.options.checkpointId).catch(() => undefined);
+      if (!snap) throw new HttpError(404, `Checkpoint ${prepared.options.checkpointId} not found in thread ${threadId}`);
+    }
+    const strategy: MultitaskStrategy = req.multitask_strategy ?? "reject";
+    if (this.hasWorkInFlight(threadId)) {
+      if (strategy === "reject") throw new HttpError(409, `Thread ${threadId} already has an active run`);
+      if (strategy === "interrupt" || strategy === "rollback") {
+        const victims = [...(this.queues.get(threadId) ?? []), ...(this.active.has(threadId) ? [this.active.get(threadId)!] : [])];
+        await Promise.all(victims.map((v) => this.cancel(v.runId, strategy, true)));
+      }
+    }
+    const ts = now();
+    const record: RunRecord = {
+      runId,
+      threadId,
+      userId,
+      assistantId: req.assistant_id ?? "lead_agent",
+      status: "pending",
+      metadata: { ...(req.metadata ?? {}) },
+      kwargs: redactSecrets({ input: req.input ?? null, command: req.command ?? null, config: req.config ?? {}, context: req.context ?? {} }) as Record<string, unknown>,
+      multitaskStrategy: strategy,
+      createdAt: ts,
+      updatedAt: ts,
+      usage: emptyUsage(),
+      stopReason: null,
+      error: null,
+      modelName: typeof prepared.agentConfig.context.model_name === "string" ? prepared.agentConfig.context.model_name : null,
+    };
+    await this.stores.runs.create(record);
+    await this.stores.threads.update(threadId, { status: "running", updatedAt: ts });
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const run: InternalRun = {
+      runId,
+      threadId,
+      buffer: new RunEventBuffer(runId, this.options.replayBufferSize),
+      onDisconnect: req.on_disconnect ?? "cancel",
+      done,
+      status: "pending",
+      record,
+      prepared,
+      controller: new AbortController(),
+      timedOut: false,
+      started: false,
+      resolveDone,
+    };
+    run.buffer.publish("metadata", { run_id: runId, thread_id: threadId });
+    this.live.set(runId, run);
+    if (this.active.has(threadId)) {
+      const q = this.queues.get(threadId) ?? [];
+      q.push(run);
+      this.queues.set(threadId, q);
+    } else {
+      this.start(run);
+    }
+    return run;
+  }
+
+  private start(run: InternalRun): void {
+    run.started = true;
+    this.active.set(run.threadId, run);
+    void this.execute(run);
+  }
+
+  private publish(run: InternalRun, mode: StreamMode, ns: string[], data: unknown): void {
+    const wanted = run.prepared.options.streamMode ?? [];
+    if (!wanted.includes(mode)) return;
+    if (ns.length && !run.prepared.subgraphs) return;
+    const base = EVENT_NAME[mode] ?? mode;
+    run.buffer.publish(ns.length ? [base, ...ns].join("|") : base, data);
+  }
+
+  private async execute(run: InternalRun): Promise<void> {
+    const { threadId } = run;
+    let result: RunResult | undefined;
+    let failure: unknown;
+    let preCheckpointId: string | null = null;
+    let preMessageIds = new Set<string>();
+    let agent: Agent | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      run.status = "running";
+      await this.stores.runs.update(run.runId, { status: "running", updatedAt: now() });
+      if (this.options.runTimeoutMs) {
+        timer = setTimeout(() => {
+          run.timedOut = true;
+          run.controller.abort(new RunCancelledError("timeout"));
+        }, this.options.runTimeoutMs);
+      }
+      agent = await this.options.agentFactory(run.prepared.agentConfig);
+      const pre = await agent.getState(threadId);
+      preCheckpointId = pre?.checkpointId ?? null;
+      preMessageIds = new Set((pre?.values.messages ?? []).map((m) => m.id).filter((x): x is string => !!x));
+      if (run.controller.signal.aborted) throw new RunCancelledError();
+      const stream = agent.stream(run.prepared.input, { ...run.prepared.options, signal: run.controller.signal });
+      for await (const ev of stream) this.publish(run, ev.mode, ev.ns ?? [], ev.data);
+      result = await stream.result;
+    } catch (err) {
+      failure = err;
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    await this.finish(run, agent, result, failure, preCheckpointId, preMessageIds);
+  }
+
+  private async finish(
+    run: InternalRun,
+    agent: Agent | undefined,
+    result: RunResult | undefined,
+    failure: unknown,
+    preCheckpointId: string | null,
+    preMessageIds: Set<string>,
+  ): Promise<void> {
+    let status: RunStatus;
+    let error: string | null = null;
+    if (run.cancelAction === "rollback") {
+      status = "error";
+      error = "Rolled back by user";
+    } else if (run.timedOut) {
+      status = "timeout";
+      error = `Run exceeded ${this.options.runTimeoutMs} ms`;
+    } else if (run.cancelAction === "interrupt") {
+      status = "interrupted";
+    } else if (failure !== undefined) {
+      status = "error";
+      error = failure instanceof Error ? failure.message : String(failure);
+      const name = failure instanceof Error ? failure.name : "Error";
+      run.buffer.publish("error", { message: error, name });
+      if (!(failure instanceof DeerFlowError)) this.options.log(`[gateway] run ${run.runId} failed: ${name}: ${error}`);
+    } else if (result) {
+      if (result.status === "success") status = "success";
+      else if (result.status === "interrupted" || result.status === "cancelled") status = "interrupted";
+      else {
+        status = "error";
+        error = result.error?.message ?? "Run failed";
+        run.buffer.publish("error", { message: error, name: result.error?.name ?? "Error" });
+      }
+    } else {
+      status = "error";
+      error = "Run ended without a result";
+    }
+
+    let usage: RunUsage = emptyUsage();
+    try {
+      if (run.cancelAction === "rollback" && agent) {
+        await this.rollback(agent, run.threadId, preCheckpointId);
+      } else if (agent) {
+        const snap = result?.state ? undefined : await agent.getState(run.threadId).catch(() => undefined);
+        const finalState = (result?.state ?? snap?.values) as Record<string, unknown> | undefined;
+        const messages = (finalState?.messages ?? []) as Message[];
+        usage = this.usageOf(messages, preMessageIds, run.prepared.agentConfig.context);
+        await this.stores.messages.record(run.threadId, run.runId, messages as unknown as Array<Record<string, unknown>>, now());
+        const title = finalState?.title;
+        if (typeof title === "string" && title) {
+          await this.stores.threads.update(run.threadId, { displayName: title });
+        }
+      }
+    } catch (err) {
+      this.options.log(`[gateway] bookkeeping of run ${run.runId} failed: ${(err as Error).message}`);
+    }
+    const ts = now();
+    run.status = status;
+    const stopReason = typeof run.prepared.agentConfig.context.stop_reason === "string" ? (run.prepared.agentConfig.context.stop_reason as string) : null;
+    await this.stores.runs.update(run.runId, { status, error, usage, stopReason, updatedAt: ts }).catch(() => undefined);
+    const wasActive = this.active.get(run.threadId) === run;
+    if (wasActive) this.active.delete(run.threadId);
+    const next = wasActive ? this.queues.get(run.threadId)?.shift() : undefined;
+    if (wasActive) {
+      await this.stores.threads
+        .update(run.threadId, { status: next ? "running" : status === "success" ? "idle" : status, updatedAt: ts })
+        .catch(() => undefined);
+    }
+    run.buffer.close();
+    run.resolveDone();
+    this.scheduleReap(run);
+    if (next) this.start(next);
+  }
+
+  private usageOf(messages: Message[], before: Set<string>, context: Record<string, unknown>): RunUsage {
+    const usage = emptyUsage();
+    const fromContext = context.token_usage as Partial<Record<string, number>> | undefined;
+    const fresh = messages.filter((m) => !m.id || !before.has(m.id));
+    usage.messageCount = fresh.length;
+    for (const m of fresh) {
+      if (m.type !== "ai") continue;
+      usage.llmCallCount++;
+      const u = m.usage_metadata;
+      if (!u) continue;
+      usage.totalInputTokens += u.input_tokens ?? 0;
+      usage.totalOutputTokens += u.output_tokens ?? 0;
+      usage.totalTokens += u.total_tokens ?? 0;
+    }
+    if (fromContext && typeof fromContext === "object") {
+      usage.totalInputTokens = fromContext.input_tokens ?? usage.totalInputTokens;
+      usage.totalOutputTokens = fromContext.output_tokens ?? usage.totalOutputTokens;
+      usage.totalTokens = fromContext.total_tokens ?? usage.totalTokens;
+    }
+    usage.leadAgentTokens = usage.totalTokens;
+    return usage;
+  }
+
+  private async rollback(agent: Agent, threadId: string, preCheckpointId: string | null): Promise<void> {
+    if (preCheckpointId) {
+      await agent.updateState(threadId, {}, { checkpointId: preCheckpointId, asNode: "rollback" });
+    } else if (this.options.checkpointer) {
+      await this.options.checkpointer.deleteThread(threadId);
+    }
+  }
+
+  private scheduleReap(run: InternalRun): void {
+    const t = setTimeout(() => {
+      this.reapTimers.delete(t);
+      if (this.live.get(run.runId) === run) this.live.delete(run.runId);
+    }, this.options.reapAfterMs);
+    t.unref?.();
+    this.reapTimers.add(t);
+  }
+
+  /**
+   * Cancel a run. 404 when unknown, 409 when already terminal. With `wait`
+   * resolves once the run stopped.
+   */
+  async cancel(runId: string, action: CancelAction, wait: boolean): Promise<void> {
+    const run = this.live.get(runId);
+    if (!run) {
+      const rec = await this.stores.runs.get(runId);
+      if (!rec) throw new HttpError(404, `Run ${runId} not found`);
+      if (TERMINAL_RUN_STATUSES.has(rec.status)) throw new HttpError(409, `Run ${runId} is not cancellable (status: ${rec.status})`);
+      throw new HttpError(409, `Run ${runId} is not active on this worker`, { "Retry-After": "1" });
+    }
+    if (TERMINAL_RUN_STATUSES.has(run.status)) throw new HttpError(409, `Run ${runId} is not cancellable (status: ${run.status})`);
+    run.cancelAction ??= action;
+    if (!run.started) {
+      const q = this.queues.get(run.threadId) ?? [];
+      const at = q.indexOf(run);
+      if (at >= 0) q.splice(at, 1);
+      await this.finish(run, undefined, undefined, undefined, null, new Set());
+    } else {
+      run.controller.abort(new RunCancelledError(action));
+    }
+    if (wait) await run.done;
+  }
+
+  /** Stop accepting runs, interrupt everything in flight and wait for it to settle. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pending = [...this.live.values()].filter((r) => !TERMINAL_RUN_STATUSES.has(r.status));
+    await Promise.all(pending.map((r) => this.cancel(r.runId, "interrupt", true).catch(() => undefined)));
+    for (const t of this.reapTimers) clearTimeout(t);
+    this.reapTimers.clear();
+  }
+}

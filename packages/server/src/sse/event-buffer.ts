@@ -1,0 +1,126 @@
+import { formatEventId, parseEventId } from "./frame";
+
+/** One buffered run event. */
+export interface BufferedEvent {
+  seq: number;
+  id: string;
+  event: string;
+  data: unknown;
+}
+
+/** What a subscriber receives. */
+export type SubscriberItem =
+  | { kind: "event"; event: BufferedEvent }
+  | { kind: "gap"; data: Record<string, unknown> }
+  | { kind: "end" };
+
+/**
+ * The replay buffer of one run (the "stream bridge"). Keeps the last
+ * `capacity` data events; any number of subscribers read from a cursor and
+ * wait for new events. `close()` marks the run finished; subscribers then see
+ * `end` once they have drained what is retained.
+ */
+export class RunEventBuffer {
+  readonly runId: string;
+  private readonly capacity: number;
+  private readonly events: BufferedEvent[] = [];
+  private nextSeq = 0;
+  private closed = false;
+  private waiters = new Set<() => void>();
+
+  constructor(runId: string, capacity = 256) {
+    this.runId = runId;
+    this.capacity = capacity;
+  }
+
+  /** True once the run has ended. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Append a data event; returns its id. Ignored after close. */
+  publish(event: string, data: unknown): string | undefined {
+    if (this.closed) return undefined;
+    const seq = this.nextSeq++;
+    const id = formatEventId(Date.now(), seq);
+    this.events.push({ seq, id, event, data });
+    if (this.events.length > this.capacity) this.events.shift();
+    this.wake();
+    return id;
+  }
+
+  /** Mark the run finished (subscribers get `end` after draining). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const ws = this.waiters;
+    this.waiters = new Set();
+    for (const w of ws) w();
+  }
+
+  private earliestSeq(): number {
+    return this.events.length ? this.events[0].seq : this.nextSeq;
+  }
+
+  private gapData(requested: string | null): Record<string, unknown> {
+    return {
+      code: "stream_replay_gap",
+      run_id: this.runId,
+      requested_event_id: requested,
+      earliest_available_event_id: this.events[0]?.id ?? null,
+      latest_available_event_id: this.events[this.events.length - 1]?.id ?? null,
+      recovery: "reload_durable_state",
+    };
+  }
+
+  /**
+   * Resolve where a subscriber starts from a `Last-Event-ID`:
+   * absent/unparsable → oldest retained; a retained id → right after it; an id
+   * older than the window → `gap`.
+   */
+  startCursor(lastEventId: string | null | undefined): { cursor: number } | { gap: Record<string, unknown> } {
+    const parsed = parseEventId(lastEventId);
+    if (!parsed) return { cursor: this.earliestSeq() };
+    const wanted = parsed.seq + 1;
+    if (wanted < this.earliestSeq()) return { gap: this.gapData(lastEventId ?? null) };
+    return { cursor: Math.min(wanted, this.nextSeq) };
+  }
+
+  /**
+   * Iterate events from `cursor`. Stops with `end` when closed and drained,
+   * or with `gap` if the reader fell behind the retained window.
+   */
+  async *subscribe(cursor: number, signal?: AbortSignal): AsyncGenerator<SubscriberItem> {
+    let next = cursor;
+    while (!signal?.aborted) {
+      const earliest = this.earliestSeq();
+      if (next < earliest) {
+        yield { kind: "gap", data: this.gapData(null) };
+        return;
+      }
+      if (next < this.nextSeq) {
+        const item = this.events[next - earliest];
+        next++;
+        yield { kind: "event", event: item };
+        continue;
+      }
+      if (this.closed) {
+        yield { kind: "end" };
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal?.removeEventListener("abort", done);
+          this.waiters.delete(done);
+          resolve();
+        };
+        this.waiters.add(done);
+        signal?.addEventListener("abort", done, { once: true });
+      });
+    }
+  }
+}

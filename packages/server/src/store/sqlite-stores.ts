@@ -1,0 +1,319 @@
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import type {
+  GatewayStores,
+  MessageRow,
+  MessageStore,
+  RunRecord,
+  RunStore,
+  RunUsage,
+  ThreadRecord,
+  ThreadSearch,
+  ThreadStore,
+} from "./types";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS gw_threads (
+  thread_id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  display_name TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gw_runs (
+  run_id TEXT PRIMARY KEY,
+  thread_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  assistant_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  kwargs TEXT NOT NULL,
+  multitask_strategy TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  usage TEXT NOT NULL,
+  stop_reason TEXT,
+  error TEXT,
+  model_name TEXT
+);
+CREATE INDEX IF NOT EXISTS gw_runs_thread ON gw_runs(thread_id, created_at);
+CREATE TABLE IF NOT EXISTS gw_messages (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  thread_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  message_type TEXT NOT NULL,
+  content TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE(thread_id, message_id)
+);
+`;
+
+type Row = Record<string, unknown>;
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== "string") return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function toThread(r: Row): ThreadRecord {
+  return {
+    threadId: r.thread_id as string,
+    userId: r.user_id as string,
+    status: r.status as string,
+    metadata: parseJson(r.metadata, {}),
+    displayName: (r.display_name as string | null) ?? null,
+    createdAt: r.created_at as string,
+    updatedAt: r.updated_at as string,
+  };
+}
+
+const EMPTY_USAGE: RunUsage = {
+  totalInputTokens: 0,
+  totalOutputTokens: 0,
+  totalTokens: 0,
+  llmCallCount: 0,
+  leadAgentTokens: 0,
+  subagentTokens: 0,
+  middlewareTokens: 0,
+  messageCount: 0,
+};
+
+function toRun(r: Row): RunRecord {
+  return {
+    runId: r.run_id as string,
+    threadId: r.thread_id as string,
+    userId: r.user_id as string,
+    assistantId: r.assistant_id as string,
+    status: r.status as RunRecord["status"],
+    metadata: parseJson(r.metadata, {}),
+    kwargs: parseJson(r.kwargs, {}),
+    multitaskStrategy: r.multitask_strategy as RunRecord["multitaskStrategy"],
+    createdAt: r.created_at as string,
+    updatedAt: r.updated_at as string,
+    usage: { ...EMPTY_USAGE, ...parseJson<Partial<RunUsage>>(r.usage, {}) },
+    stopReason: (r.stop_reason as string | null) ?? null,
+    error: (r.error as string | null) ?? null,
+    modelName: (r.model_name as string | null) ?? null,
+  };
+}
+
+function matchesMetadata(meta: Record<string, unknown>, filter: Record<string, unknown> | undefined): boolean {
+  if (!filter) return true;
+  for (const [k, v] of Object.entries(filter)) {
+    if (JSON.stringify(meta[k]) !== JSON.stringify(v)) return false;
+  }
+  return true;
+}
+
+/** Prepared statements, compiled once per SQL text. */
+abstract class StatementCache {
+  private readonly cache = new Map<string, Database.Statement>();
+
+  constructor(protected readonly db: Database.Database) {}
+
+  protected stmt(sql: string): Database.Statement {
+    let st = this.cache.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.cache.set(sql, st);
+    }
+    return st;
+  }
+}
+
+class SqliteThreadStore extends StatementCache implements ThreadStore {
+
+  async create(t: ThreadRecord): Promise<void> {
+    this.stmt(
+        `INSERT INTO gw_threads(thread_id,user_id,status,metadata,display_name,created_at,updated_at) VALUES (?,?,?,?,?,?,?)`,
+      )
+      .run(t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt);
+  }
+
+  async get(threadId: string): Promise<ThreadRecord | undefined> {
+    const r = this.stmt(`SELECT * FROM gw_threads WHERE thread_id = ?`).get(threadId) as Row | undefined;
+    return r ? toThread(r) : undefined;
+  }
+
+  async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
+    const cur = await this.get(threadId);
+    if (!cur) return;
+    const next = { ...cur, ...patch };
+    this.stmt(`UPDATE gw_threads SET user_id=?, status=?, metadata=?, display_name=?, updated_at=? WHERE thread_id=?`)
+      .run(next.userId, next.status, JSON.stringify(next.metadata), next.displayName, next.updatedAt, threadId);
+  }
+
+  async delete(threadId: string): Promise<void> {
+    this.stmt(`DELETE FROM gw_threads WHERE thread_id = ?`).run(threadId);
+  }
+
+  async search(f: ThreadSearch): Promise<ThreadRecord[]> {
+    const rows = (this.stmt(`SELECT * FROM gw_threads WHERE user_id = ?`).all(f.userId) as Row[]).map(toThread);
+    const filtered = rows.filter((t) => (!f.status || t.status === f.status) && matchesMetadata(t.metadata, f.metadata));
+    filtered.sort((a, b) => {
+      const pa = a.metadata.deerflow_pinned === true ? 1 : 0;
+      const pb = b.metadata.deerflow_pinned === true ? 1 : 0;
+      if (pa !== pb) return pb - pa;
+      if (a.updatedAt !== b.updatedAt) return a.updatedAt < b.updatedAt ? 1 : -1;
+      return a.threadId < b.threadId ? 1 : a.threadId > b.threadId ? -1 : 0;
+    });
+    return filtered.slice(f.offset, f.offset + f.limit);
+  }
+
+  async listRunning(): Promise<ThreadRecord[]> {
+    return (this.stmt(`SELECT * FROM gw_threads WHERE status = 'running'`).all() as Row[]).map(toThread);
+  }
+}
+
+class SqliteRunStore extends StatementCache implements RunStore {
+
+  async create(r: RunRecord): Promise<void> {
+    this.stmt(
+        `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name)
+         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      )
+      .run(
+        r.runId,
+        r.threadId,
+        r.userId,
+        r.assistantId,
+        r.status,
+        JSON.stringify(r.metadata),
+        JSON.stringify(r.kwargs),
+        r.multitaskStrategy,
+        r.createdAt,
+        r.updatedAt,
+        JSON.stringify(r.usage),
+        r.stopReason,
+        r.error,
+        r.modelName,
+      );
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const r = this.stmt(`SELECT * FROM gw_runs WHERE run_id = ?`).get(runId) as Row | undefined;
+    return r ? toRun(r) : undefined;
+  }
+
+  async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
+    const cur = await this.get(runId);
+    if (!cur) return;
+    const n = { ...cur, ...patch };
+    this.stmt(
+        `UPDATE gw_runs SET status=?, metadata=?, kwargs=?, updated_at=?, usage=?, stop_reason=?, error=?, model_name=? WHERE run_id=?`,
+      )
+      .run(n.status, JSON.stringify(n.metadata), JSON.stringify(n.kwargs), n.updatedAt, JSON.stringify(n.usage), n.stopReason, n.error, n.modelName, runId);
+  }
+
+  async listByThread(threadId: string): Promise<RunRecord[]> {
+    return (
+      this.stmt(`SELECT * FROM gw_runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC`).all(threadId) as Row[]
+    ).map(toRun);
+  }
+
+  async deleteByThread(threadId: string): Promise<void> {
+    this.stmt(`DELETE FROM gw_runs WHERE thread_id = ?`).run(threadId);
+  }
+
+  async recoverOrphans(now: string): Promise<RunRecord[]> {
+    const rows = (this.stmt(`SELECT * FROM gw_runs WHERE status IN ('pending','running')`).all() as Row[]).map(toRun);
+    const stmt = this.stmt(
+      `UPDATE gw_runs SET status='error', stop_reason='orphan_recovered', error=?, updated_at=? WHERE run_id=?`,
+    );
+    const tx = this.db.transaction(() => {
+      for (const r of rows) stmt.run("The server stopped while this run was in progress", now, r.runId);
+    });
+    tx();
+    return rows.map((r) => ({ ...r, status: "error", stopReason: "orphan_recovered", updatedAt: now }));
+  }
+}
+
+class SqliteMessageStore extends StatementCache implements MessageStore {
+
+  async record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void> {
+    const find = this.stmt(`SELECT seq FROM gw_messages WHERE thread_id = ? AND message_id = ?`);
+    const update = this.stmt(`UPDATE gw_messages SET content = ? WHERE seq = ?`);
+    const insert = this.stmt(
+      `INSERT INTO gw_messages(thread_id,run_id,message_id,message_type,content,created_at) VALUES (?,?,?,?,?,?)`,
+    );
+    const tx = this.db.transaction(() => {
+      for (const m of messages) {
+        const id = typeof m.id === "string" ? m.id : null;
+        if (!id) continue;
+        const existing = find.get(threadId, id) as { seq: number } | undefined;
+        if (existing) update.run(JSON.stringify(m), existing.seq);
+        else insert.run(threadId, runId, id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt);
+      }
+    });
+    tx();
+  }
+
+  async page(threadId: string, options: { limit: number; beforeSeq?: number }): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
+    const before = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
+    const rows = this.stmt(`SELECT * FROM gw_messages WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+      .all(threadId, before, options.limit + 1) as Row[];
+    const hasMore = rows.length > options.limit;
+    const out = rows.slice(0, options.limit).reverse().map(
+      (r): MessageRow => ({
+        seq: r.seq as number,
+        threadId: r.thread_id as string,
+        runId: r.run_id as string,
+        messageId: r.message_id as string,
+        messageType: r.message_type as string,
+        content: parseJson(r.content, {}),
+        createdAt: r.created_at as string,
+      }),
+    );
+    return { rows: out, hasMore };
+  }
+
+  async runIds(threadId: string): Promise<Map<string, string>> {
+    const rows = this.stmt(`SELECT message_id, run_id FROM gw_messages WHERE thread_id = ?`).all(threadId) as Row[];
+    return new Map(rows.map((r) => [r.message_id as string, r.run_id as string]));
+  }
+
+  async deleteByThread(threadId: string): Promise<void> {
+    this.stmt(`DELETE FROM gw_messages WHERE thread_id = ?`).run(threadId);
+  }
+}
+
+/**
+ * Open (or create) the gateway tables in a SQLite database. `target` is a
+ * file path, `":memory:"`, or an already open database (e.g. the one the
+ * checkpoint store uses). Only a database opened here is closed by `close()`.
+ */
+export function openSqliteStores(target: string | Database.Database): GatewayStores {
+  let db: Database.Database;
+  let owned = false;
+  if (typeof target === "string") {
+    if (target !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
+    db = new Database(target);
+    owned = true;
+  } else {
+    db = target;
+  }
+  db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  db.exec(SCHEMA);
+  return {
+    threads: new SqliteThreadStore(db),
+    runs: new SqliteRunStore(db),
+    messages: new SqliteMessageStore(db),
+    async close() {
+      if (owned && db.open) db.close();
+    },
+  };
+}
+
+/** Zero usage. */
+export function emptyUsage(): RunUsage {
+  return { ...EMPTY_USAGE };
+}

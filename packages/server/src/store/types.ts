@@ -1,0 +1,130 @@
+/**
+ * Persistence interfaces of the gateway: thread metadata, run records and the
+ * persisted transcript. SQLite implements them today; PostgreSQL can slot in
+ * behind the same interfaces later.
+ */
+
+/** Statuses of a run (LangGraph names). */
+export type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
+
+/** Terminal run statuses. */
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"]);
+
+/** Multitask strategies accepted on run creation. */
+export type MultitaskStrategy = "reject" | "interrupt" | "rollback" | "enqueue";
+
+/** One thread's metadata row. */
+export interface ThreadRecord {
+  threadId: string;
+  userId: string;
+  /** `idle`, `running`, `error`, `interrupted`, `timeout`. */
+  status: string;
+  metadata: Record<string, unknown>;
+  /** Sidebar title (copied from `values.title`). */
+  displayName: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Filter of {@link ThreadStore.search}. */
+export interface ThreadSearch {
+  userId: string;
+  metadata?: Record<string, unknown>;
+  status?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Thread metadata store. */
+export interface ThreadStore {
+  create(record: ThreadRecord): Promise<void>;
+  get(threadId: string): Promise<ThreadRecord | undefined>;
+  /** Write back changed fields (status, metadata, displayName, updatedAt). */
+  update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void>;
+  delete(threadId: string): Promise<void>;
+  /** Pinned first (`metadata.deerflow_pinned === true`), then `updatedAt` desc, then id desc. */
+  search(filter: ThreadSearch): Promise<ThreadRecord[]>;
+  /** Threads whose stored status is `running` (used for crash recovery). */
+  listRunning(): Promise<ThreadRecord[]>;
+}
+
+/** Token accounting of one run. */
+export interface RunUsage {
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  totalTokens: number;
+  llmCallCount: number;
+  leadAgentTokens: number;
+  subagentTokens: number;
+  middlewareTokens: number;
+  messageCount: number;
+}
+
+/** One run record. */
+export interface RunRecord {
+  runId: string;
+  threadId: string;
+  userId: string;
+  assistantId: string;
+  status: RunStatus;
+  metadata: Record<string, unknown>;
+  /** `{input, config}` with secrets removed. */
+  kwargs: Record<string, unknown>;
+  multitaskStrategy: MultitaskStrategy;
+  createdAt: string;
+  updatedAt: string;
+  usage: RunUsage;
+  stopReason: string | null;
+  error: string | null;
+  /** Model name used (from `context.model_name`), if any. */
+  modelName: string | null;
+}
+
+/** Run record store. */
+export interface RunStore {
+  create(record: RunRecord): Promise<void>;
+  get(runId: string): Promise<RunRecord | undefined>;
+  update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void>;
+  /** Runs of a thread, newest first. */
+  listByThread(threadId: string): Promise<RunRecord[]>;
+  deleteByThread(threadId: string): Promise<void>;
+  /**
+   * Mark every `pending`/`running` run as `error` (process died mid-run).
+   * Returns the affected runs.
+   */
+  recoverOrphans(now: string): Promise<RunRecord[]>;
+}
+
+/** One persisted transcript row (thread-global `seq`). */
+export interface MessageRow {
+  seq: number;
+  threadId: string;
+  runId: string;
+  messageId: string;
+  /** `human`, `ai`, `tool`, `system`. */
+  messageType: string;
+  content: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** Persisted transcript store. */
+export interface MessageStore {
+  /**
+   * Insert messages not stored yet (by message id) under `runId`; a stored
+   * message with the same id has its content replaced, keeping its seq and run.
+   */
+  record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void>;
+  /** Rows with `seq < beforeSeq` (all when undefined), newest `limit` rows, returned ascending. */
+  page(threadId: string, options: { limit: number; beforeSeq?: number }): Promise<{ rows: MessageRow[]; hasMore: boolean }>;
+  /** Message id → run id, for the whole thread. */
+  runIds(threadId: string): Promise<Map<string, string>>;
+  deleteByThread(threadId: string): Promise<void>;
+}
+
+/** All gateway stores, sharing one database. */
+export interface GatewayStores {
+  threads: ThreadStore;
+  runs: RunStore;
+  messages: MessageStore;
+  close(): Promise<void>;
+}

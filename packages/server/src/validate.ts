@@ -1,0 +1,72 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { HttpError, validationError } from "./http-error";
+import type { ValidationIssue } from "./http-error";
+
+/** Thread/run id format of the contract. */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Validate a thread id path/body value (422 on violation). */
+export function checkThreadId(id: string, loc: Array<string | number> = ["path", "thread_id"]): string {
+  if (!ID_PATTERN.test(id)) {
+    throw validationError([{ type: "string_pattern_mismatch", loc, msg: "String should match pattern '^[A-Za-z0-9_-]{1,64}$'", input: id }]);
+  }
+  return id;
+}
+
+/** Validate a run id path value (422 on violation). */
+export function checkRunId(id: string): string {
+  return checkThreadId(id, ["path", "run_id"]);
+}
+
+/** Turn zod issues into pydantic-like 422 items. */
+export function zodIssues(error: z.ZodError, root = "body"): ValidationIssue[] {
+  return error.issues.map((i) => {
+    const code = i.code === "unrecognized_keys" ? "extra_forbidden" : i.code;
+    const keys = i.code === "unrecognized_keys" ? (i as { keys?: string[] }).keys ?? [] : [];
+    if (keys.length) {
+      return { type: code, loc: [root, ...(i.path as Array<string | number>), keys.join(",")], msg: `Extra inputs are not permitted: ${keys.join(", ")}` };
+    }
+    return { type: code, loc: [root, ...(i.path as Array<string | number>)], msg: i.message };
+  });
+}
+
+/**
+ * Read and validate a JSON body. Empty body → `{}`. Malformed JSON → 422;
+ * a body larger than `maxBytes` → 413.
+ */
+export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBytes: number): Promise<z.infer<T>> {
+  const declared = Number(c.req.header("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
+  let text: string;
+  try {
+    const buf = await c.req.arrayBuffer();
+    if (buf.byteLength > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
+    text = new TextDecoder().decode(buf);
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    throw new HttpError(400, "Could not read the request body");
+  }
+  let raw: unknown = {};
+  if (text.trim()) {
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw validationError([{ type: "json_invalid", loc: ["body"], msg: `JSON decode error: ${(err as Error).message}` }]);
+    }
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw validationError(zodIssues(parsed.error));
+  return parsed.data;
+}
+
+/** Parse an integer query parameter with bounds (422 on violation). */
+export function queryInt(c: Context, name: string, def: number, min: number, max: number): number {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === "") return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw validationError([{ type: "int_parsing", loc: ["query", name], msg: `Input should be an integer between ${min} and ${max}`, input: raw }]);
+  }
+  return n;
+}
