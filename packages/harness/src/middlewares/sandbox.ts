@@ -32,7 +32,7 @@ function withSandboxUpdate(result: ToolCallResult, sandbox: SandboxState): ToolC
  * Sandbox (DeerFlow chain #6): acquires the thread's sandbox lazily on the
  * first call of a tool whose metadata says `requiresSandbox` (one lease per
  * run), writes `state.sandbox = {sandbox_id}` through that tool's result,
- * and releases the run's lease in after_agent. The provider tears the
+ * and releases the run's lease when the run ends (any status). The provider tears the
  * sandbox down only when no lease remains (e.g. a sub-agent still runs).
  */
 export function createSandboxMiddleware(options: SandboxMiddlewareOptions): AgentMiddleware {
@@ -61,9 +61,9 @@ export function createSandboxMiddleware(options: SandboxMiddlewareOptions): Agen
       if (current?.sandbox_id) return result; // already recorded (a different id would conflict in merge_sandbox)
       return withSandboxUpdate(result, { sandbox_id: id });
     },
-    async afterAgent(_state, runtime) {
+    // Released in afterRun (not afterAgent) so cancelled and interrupted runs give their lease back too.
+    async afterRun(_state, runtime) {
       await releaseRunSandbox(runtime.context);
-      return undefined;
     },
   };
 }

@@ -11,29 +11,20 @@ import type { TokenCounter } from "./summarization-cutoff";
 import { escapeHtmlText, projectSummary } from "./summarization-projection";
 import { parseMiddlewareOptions } from "./zod-options";
 
-/** LangChain's default summary prompt (DeerFlow uses it when `summary_prompt` is null). */
+/** Default summary prompt (used when `summary_prompt` is null). `{messages}` is replaced by the history. */
 export const DEFAULT_SUMMARY_PROMPT = `<role>
-Context Extraction Assistant
+You condense conversation history for an AI agent whose context window is nearly full.
 </role>
 
-<primary_objective>
-Your sole objective in this task is to extract the highest quality/most relevant context from the conversation history below.
-</primary_objective>
-
-<objective_information>
-You're nearing the total number of input tokens you can accept, so you must extract the highest quality/most relevant pieces of information from your conversation history.
-This context will then overwrite the conversation history presented below. Because of this, ensure the context you extract is only the most important information to your overall goal.
-</objective_information>
-
-<instructions>
-The conversation history below will be replaced with the context you extract in this step. Because of this, you must do your very best to extract and record all of the most important context from the conversation history.
-You want to ensure that you don't repeat any actions you've already completed, so the context you extract from the conversation history should be focused on the most important information to your overall goal.
-</instructions>
-
-The user will message you with the full message history you'll be extracting context from, to then replace. Carefully read over it all, and think deeply about what information is most important to your overall goal that should be saved:
-
-With all of this in mind, please carefully read over the entire conversation history, and extract the most important and relevant context to replace it so that you can free up space in the conversation history.
-Respond ONLY with the extracted context. Do not include any additional information, or text before or after the extracted context.
+<task>
+The history below will be deleted and replaced by what you write. Keep everything the agent needs to continue the work without repeating it:
+- the user's goals, requirements, preferences and corrections;
+- decisions made and why;
+- what has been done already (tools called, files created or changed, with their paths) and the key results;
+- open questions, pending steps and known problems.
+Drop small talk, redundant detail and anything already superseded. Be factual and specific; do not invent anything.
+Reply with the condensed context only, no preamble.
+</task>
 
 <messages>
 Messages to summarize:

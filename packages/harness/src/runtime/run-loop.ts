@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { CheckpointError, errorMessage, GraphRecursionError, RunCancelledError } from "../errors";
+import { CheckpointError, DeerFlowError, errorMessage, GraphRecursionError, RunCancelledError } from "../errors";
 import { AIMessageAccumulator } from "../models";
 import type { ChatModel, ModelSettings } from "../models";
 import { systemMessage, toolMessage } from "../messages";
@@ -237,21 +237,37 @@ export class RunExecution<S extends AgentState> {
 
   /** Execute the run to completion. Never throws: failures are reported in the result. */
   async execute(input: RunInput): Promise<RunResult<S>> {
+    let result: RunResult<S>;
     try {
-      const result = await this.loop(input);
-      return result;
+      result = await this.loop(input);
+      const runError = this.context.run_error as { type?: string; reason?: string } | undefined;
+      if (result.status === "success" && runError) {
+        result = {
+          ...result,
+          status: "error",
+          error: new DeerFlowError(runError.type ?? "run_error", runError.reason ?? "The run ended with an error"),
+        };
+      }
     } catch (err) {
       const cancelled = this.controller.signal.aborted || isAbortError(err);
-      return {
+      result = {
         status: cancelled ? "cancelled" : "error",
         state: this.state,
         checkpointId: this.parent.checkpointId,
         interrupts: [],
         error: err instanceof Error ? err : new Error(errorMessage(err)),
       };
-    } finally {
-      this.events.close();
     }
+    for (const mw of this.parts.middleware) {
+      if (!mw.afterRun) continue;
+      try {
+        await mw.afterRun(this.state ?? ({ messages: [] } as unknown as S), this.runtime, result.status);
+      } catch (err) {
+        console.warn(`[deerflow] ${mw.name}.afterRun failed: ${errorMessage(err)}`);
+      }
+    }
+    this.events.close();
+    return result;
   }
 
   private async loadInitial(): Promise<{ pendingInterrupts: Interrupt[] }> {

@@ -88,6 +88,12 @@ export interface AgentMiddleware<S extends AgentState = AgentState> {
   afterAgent?(state: S, runtime: Runtime<S>): HookResult | Promise<HookResult>;
   wrapModelCall?(request: ModelCallRequest<S>, handler: ModelCallHandler<S>): Promise<AIMessage>;
   wrapToolCall?(request: ToolCallRequest<S>, handler: ToolCallHandler<S>): Promise<ToolCallResult>;
+  /**
+   * Cleanup that always runs once when a run ends, whatever its status
+   * (success, error, cancelled, interrupted) — unlike `afterAgent`, which only
+   * runs when the loop completes. It cannot change state. Not a LangChain hook.
+   */
+  afterRun?(state: S, runtime: Runtime<S>, status: RunStatus): void | Promise<void>;
 }
 
 /** Run configuration, LangGraph `RunnableConfig`-like. */

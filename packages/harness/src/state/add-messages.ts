@@ -24,6 +24,23 @@ function normalise(update: unknown): MessageWrite[] {
  */
 export function addMessages(current: readonly Message[] | undefined, update: unknown): Message[] {
   const writes = normalise(update);
+  // Fast path (the hot one: a few appends/replacements per step): scan ids from
+  // the end instead of building an id→index map of the whole history.
+  if (writes.length <= 8 && writes.every((w) => w.type !== "remove")) {
+    const out: Message[] = current ? current.slice() : [];
+    for (const w of writes as Message[]) {
+      let at = -1;
+      for (let i = out.length - 1; i >= 0; i--) {
+        if (out[i].id === w.id) {
+          at = i;
+          break;
+        }
+      }
+      if (at >= 0) out[at] = w;
+      else out.push(w);
+    }
+    return out;
+  }
   let base: Message[] = current ? current.slice() : [];
   let start = 0;
   for (let i = writes.length - 1; i >= 0; i--) {

@@ -18,7 +18,9 @@ describe("SandboxMiddleware", () => {
     expect(() => createSandboxMiddleware({ provider: {} } as never)).toThrow(/provider/);
   });
 
-  it("acquires lazily on the first sandbox tool, records state.sandbox, releases in after_agent", async () => {
+  it("acquires lazily on the first sandbox tool, records state.sandbox, releases when the run ends", async () => {
+    let started!: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
     const provider = new LocalSandboxProvider(parseSandboxConfig({}), { baseDir: b.dir });
     const mw = createSandboxMiddleware({ provider });
     const rt = hookRuntime("t1");
@@ -36,13 +38,15 @@ describe("SandboxMiddleware", () => {
     const sub = hookRuntime("t1");
     await mw.wrapToolCall!(toolRequest("ls", {}, { messages: [] }, sub, { requiresSandbox: true }), okHandler());
     expect(provider.leaseCount("local:default:t1")).toBe(2);
-    await mw.afterAgent!({ messages: [] }, rt);
+    await mw.afterRun!({ messages: [] }, rt, "success");
     expect(provider.get("local:default:t1")).toBeDefined();
-    await mw.afterAgent!({ messages: [] }, sub);
+    await mw.afterRun!({ messages: [] }, sub, "success");
     expect(provider.get("local:default:t1")).toBeUndefined();
   });
 
   it("full agent run: a file tool call acquires the sandbox and writes state.sandbox", async () => {
+    let started!: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
     const provider = new LocalSandboxProvider(parseSandboxConfig({}), { baseDir: b.dir });
     const model = new ScriptedModel([
       { toolCalls: [{ name: "write_file", args: { description: "save", path: "/mnt/user-data/outputs/a.md", content: "# A" } }] },
@@ -61,5 +65,43 @@ describe("SandboxMiddleware", () => {
     const tools = r.state.messages.filter((m) => m.type === "tool") as ToolMessage[];
     expect(tools.map((t) => t.content)).toEqual(["OK", "# A"]);
     expect(provider.get("local:default:run1")).toBeUndefined(); // lease released after the run
+  });
+});
+
+describe("SandboxMiddleware lease on cancellation", () => {
+  it("gives the run's lease back when the run is cancelled mid-tool", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { z } = await import("zod");
+    const { createAgent } = await import("../../src/runtime");
+    const { tool } = await import("../../src/tools");
+    const { ScriptedModel } = await import("../../src/testing");
+    const { humanMessage } = await import("../../src/messages");
+    let started!: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
+    const provider = new LocalSandboxProvider(parseSandboxConfig({}), { baseDir: mkdtempSync(join(tmpdir(), "df-lease-")) });
+    const hang = tool({
+      name: "hang",
+      description: "waits until aborted",
+      schema: z.object({}),
+      metadata: { requiresSandbox: true },
+      execute: (_a, rt) => {
+        started();
+        return new Promise<string>((_res, rej) => rt.signal.addEventListener("abort", () => rej(rt.signal.reason)));
+      },
+    });
+    const agent = createAgent({
+      model: new ScriptedModel([{ toolCalls: [{ name: "hang", args: {} }] }]),
+      tools: [hang],
+      middleware: [createSandboxMiddleware({ provider })],
+    });
+    const ac = new AbortController();
+    const run = agent.invoke({ messages: [humanMessage("x")] }, { threadId: "lease1", signal: ac.signal });
+    await startedP;
+    expect(provider.leaseCount("local:default:lease1")).toBe(1);
+    ac.abort();
+    expect((await run).status).toBe("cancelled");
+    expect(provider.leaseCount("local:default:lease1")).toBe(0);
   });
 });

@@ -244,3 +244,21 @@ describe("createAgent loop", () => {
     expect(updated.values.messages.at(-1)?.id).toBe("n1");
   });
 });
+
+describe("run status", () => {
+  it("a middleware can mark a completed run as failed through context.run_error; afterRun always runs", async () => {
+    const seen: string[] = [];
+    const mw: AgentMiddleware = {
+      name: "Marker",
+      afterModel: (_s, rt) => {
+        rt.context.run_error = { type: "empty_terminal_response", reason: "no answer" };
+        return undefined;
+      },
+      afterRun: (_s, _rt, status) => void seen.push(status),
+    };
+    const r = await createAgent({ model: new ScriptedModel([""]), middleware: [mw] }).invoke({ messages: [humanMessage("x")] }, { threadId: "st1" });
+    expect(r.status).toBe("error");
+    expect(r.error).toMatchObject({ code: "empty_terminal_response" });
+    expect(seen).toEqual(["error"]);
+  });
+});
