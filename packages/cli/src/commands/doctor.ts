@@ -1,0 +1,200 @@
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { loadAppConfig, loadDotEnvFiles, resolveConfigPath, silentConfigLogger, substituteEnvVars } from "../../../harness/src/config";
+import type { AppConfig } from "../../../harness/src/config";
+import { ModelCallError } from "../../../harness/src/errors";
+import { humanMessage } from "../../../harness/src/messages";
+import { createChatModel } from "../../../harness/src/models";
+import { BWRAP_PROVIDER_NAMES, probeBwrap } from "../../../harness/src/sandbox";
+import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
+import type { Terminal } from "../io";
+
+/** Help of `deerflow doctor`. */
+export const DOCTOR_HELP = `Usage: deerflow doctor [options]
+
+Check the setup and print fixes: config.yaml validity, environment variables
+the config refers to, model reachability (one tiny request per model), bubblewrap
+availability and whether isolation works, and data directory writability.
+Exit code 0 when nothing is wrong (warnings allowed), 1 otherwise.
+
+Options:
+  --skip-model       do not contact the model provider
+  --timeout SECONDS  model request timeout (default 15)
+${COMMON_HELP}`;
+
+/** One finding of the doctor. */
+export interface Finding {
+  check: string;
+  level: "ok" | "warn" | "error";
+  message: string;
+  fix?: string;
+}
+
+/** Find an executable on PATH only (what the user's shell would find). */
+export function whichOnPath(name: string, envPath = process.env.PATH ?? ""): string | undefined {
+  for (const dir of envPath.split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+function modelProblem(err: unknown, baseUrl: string | undefined): { message: string; fix: string } {
+  const where = baseUrl ? ` at ${baseUrl}` : "";
+  if (err instanceof ModelCallError) {
+    switch (err.kind) {
+      case "connection":
+        return { message: `cannot reach the model server${where} (offline, or nothing listening): ${err.message}`, fix: "Check your network connection and the model's base_url in config.yaml." };
+      case "timeout":
+        return { message: `no answer from the model server${where} within the timeout`, fix: "Check your network and base_url, or raise --timeout." };
+      case "auth":
+        return { message: `the provider rejected the API key (${err.status ?? "auth"})`, fix: "Put a valid key in .env (deerflow init can rewrite it)." };
+      case "quota":
+        return { message: `the account has no quota left: ${err.message}`, fix: "Check billing with your provider." };
+      default:
+        return { message: `model request failed (${err.kind}): ${err.message}`, fix: "Check the model id and base_url in config.yaml." };
+    }
+  }
+  const msg = (err as Error)?.message ?? String(err);
+  if (/abort|timeout/i.test(msg)) return { message: `no answer from the model server${where} within the timeout`, fix: "Check your network and base_url, or raise --timeout." };
+  return { message: `model request failed: ${msg}`, fix: "Check the model entry in config.yaml." };
+}
+
+async function pingModel(config: AppConfig, name: string, timeoutMs: number): Promise<void> {
+  const { model } = createChatModel(config, name, { thinkingEnabled: false, logger: silentConfigLogger });
+  const signal = AbortSignal.timeout(timeoutMs);
+  const stream = model.stream({ messages: [humanMessage("Reply with the single word: ok")], tools: [], settings: { maxTokens: 5 }, signal });
+  const timeout = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new Error("timeout")), { once: true }));
+  await Promise.race([
+    (async () => {
+      for await (const part of stream) if (part.type === "finish") break;
+    })(),
+    timeout,
+  ]);
+}
+
+/** Run every check and collect findings. */
+export async function runDoctor(opts: { configPath?: string; dataDir: string; cwd: string; skipModel: boolean; timeoutMs: number }): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  let config: AppConfig | undefined;
+  let file: string | undefined;
+  let rawSandboxUse: string | undefined;
+  try {
+    file = resolveConfigPath({ path: opts.configPath, cwd: opts.cwd });
+    findings.push({ check: "config", level: "ok", message: `found ${file}` });
+  } catch (err) {
+    findings.push({ check: "config", level: "error", message: describeError(err).split("\nFix:")[0], fix: "Run `deerflow init` to create config.yaml, or pass --config PATH." });
+  }
+  if (file) {
+    // Missing variables, each with its key path (read .env files the way the loader does).
+    const env = { ...process.env };
+    loadDotEnvFiles([path.join(opts.cwd, ".env"), path.join(path.dirname(file), ".env")], env);
+    let raw: unknown;
+    try {
+      raw = parseYaml(readFileSync(file, "utf8"));
+    } catch (err) {
+      findings.push({ check: "config", level: "error", message: `${file} is not valid YAML: ${(err as Error).message.split("\n")[0]}`, fix: "Fix the syntax at the reported line." });
+    }
+    const missing = raw && typeof raw === "object" ? substituteEnvVars(raw, env).missing : [];
+    const rawSandbox = raw && typeof raw === "object" ? (raw as { sandbox?: { use?: unknown } }).sandbox : undefined;
+    if (rawSandbox && typeof rawSandbox.use === "string") rawSandboxUse = rawSandbox.use;
+    for (const m of missing) {
+      findings.push({
+        check: "env",
+        level: "error",
+        message: `$${m.name} is not set (used by ${m.keyPath} in ${file})`,
+        fix: `Add ${m.name}=... to ${path.join(path.dirname(file), ".env")} or export it in your shell.`,
+      });
+    }
+    if (raw !== undefined && !missing.length) {
+      try {
+        const loaded = loadAppConfig({ path: file, cwd: opts.cwd, env, logger: silentConfigLogger });
+        config = loaded.config;
+        findings.push({ check: "config", level: "ok", message: `valid (config_version ${config.config_version ?? 0}, ${config.models.length} model(s))` });
+        findings.push({ check: "env", level: "ok", message: "every referenced environment variable is set" });
+        for (const w of loaded.warnings) findings.push({ check: "config", level: "warn", message: w });
+        if (!config.models.length) findings.push({ check: "models", level: "error", message: "no models configured", fix: "Add an entry under `models:` (or run `deerflow init`)." });
+      } catch (err) {
+        findings.push({ check: "config", level: "error", message: describeError(err) });
+      }
+    }
+  }
+  if (config?.models.length) {
+    for (const m of config.models) {
+      if (opts.skipModel) {
+        findings.push({ check: "model", level: "warn", message: `${m.name}: reachability not checked (--skip-model)` });
+        continue;
+      }
+      try {
+        await pingModel(config, m.name, opts.timeoutMs);
+        findings.push({ check: "model", level: "ok", message: `${m.name} (${m.model}) answered` });
+      } catch (err) {
+        const p = modelProblem(err, m.base_url ?? undefined);
+        findings.push({ check: "model", level: "error", message: `${m.name}: ${p.message}`, fix: p.fix });
+      }
+    }
+  }
+  // Sandbox: bubblewrap on PATH, and whether it can actually isolate here.
+  const sandboxUse = (config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "";
+  const needsBwrap = BWRAP_PROVIDER_NAMES.has(sandboxUse);
+  const bwrap = whichOnPath("bwrap");
+  if (!bwrap) {
+    findings.push({
+      check: "sandbox",
+      level: needsBwrap ? "error" : "warn",
+      message: `bubblewrap (bwrap) not found on PATH${needsBwrap ? `, but sandbox.use is '${sandboxUse}'` : "; commands would run without isolation"}`,
+      fix: "Install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora).",
+    });
+  } else {
+    const probe = probeBwrap({ bwrapPath: bwrap });
+    if (probe.ok) findings.push({ check: "sandbox", level: "ok", message: `bubblewrap at ${bwrap} can isolate commands` });
+    else
+      findings.push({
+        check: "sandbox",
+        level: needsBwrap ? "error" : "warn",
+        message: `bubblewrap at ${bwrap} cannot start a sandbox: ${probe.reason}`,
+        fix: "Enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / AppArmor userns policy) or run as root.",
+      });
+  }
+  if (sandboxUse && !needsBwrap) findings.push({ check: "sandbox", level: "warn", message: `sandbox.use is '${sandboxUse}': agent commands run on the host without isolation`, fix: "Set sandbox.use: bwrap to isolate them." });
+  // Data directory.
+  try {
+    mkdirSync(opts.dataDir, { recursive: true });
+    const probe = path.join(opts.dataDir, `.doctor-${process.pid}`);
+    writeFileSync(probe, "ok");
+    rmSync(probe);
+    findings.push({ check: "data-dir", level: "ok", message: `${opts.dataDir} is writable` });
+  } catch (err) {
+    findings.push({ check: "data-dir", level: "error", message: `${opts.dataDir} is not writable: ${(err as Error).message}`, fix: "Pick another directory with --data-dir, or fix its permissions." });
+  }
+  return findings;
+}
+
+/** `deerflow doctor`. */
+export async function doctorCommand(argv: string[], term: Terminal): Promise<number> {
+  const { values } = parseCommand("doctor", argv, { "skip-model": { type: "boolean" }, timeout: { type: "string" } });
+  if (values.help) {
+    term.line(DOCTOR_HELP);
+    return 0;
+  }
+  const common = commonOptions(values);
+  const timeoutMs = Math.max(1, Number(values.timeout ?? 15)) * 1000;
+  const findings = await runDoctor({ ...common, skipModel: !!values["skip-model"], timeoutMs });
+  term.line(term.style("bold", "DeerFlow doctor"));
+  for (const f of findings) {
+    const mark = f.level === "ok" ? term.style("green", "✓") : f.level === "warn" ? term.style("yellow", "!") : term.style("red", "✗");
+    term.line(`${mark} ${f.check}: ${f.message}`);
+    if (f.fix) term.line(`    ${term.style("gray", `fix: ${f.fix}`)}`);
+  }
+  const errors = findings.filter((f) => f.level === "error").length;
+  const warns = findings.filter((f) => f.level === "warn").length;
+  term.line(errors ? term.style("red", `${errors} problem(s), ${warns} warning(s)`) : term.style("green", `No problems found${warns ? ` (${warns} warning(s))` : ""}.`));
+  return errors ? 1 : 0;
+}

@@ -1,0 +1,176 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { CONFIG_VERSION } from "../../../harness/src/config";
+import { COMMON_HELP, parseCommand, UsageError } from "../common";
+import { LineInput } from "../io";
+import type { Terminal } from "../io";
+
+/** Help of `deerflow init`. */
+export const INIT_HELP = `Usage: deerflow init [options]
+
+Setup wizard: choose a model provider, enter the API key (or base URL) and the
+sandbox mode. Writes config.yaml (which refers to the key as $VAR) and .env
+(which holds the key). Existing files are never overwritten without asking.
+
+Every question can be answered by a flag (for scripts) or from stdin, one line
+per question.
+
+Options:
+  --provider P       openai | anthropic | deepseek | openai-compatible
+  --api-key KEY      API key (stored only in .env)
+  --base-url URL     base URL (openai-compatible: e.g. http://localhost:11434/v1 for Ollama)
+  --model ID         the provider's model id
+  --sandbox MODE     local (no isolation) | bwrap (bubblewrap isolation, Linux)
+  --dir DIR          where to write config.yaml and .env (default: the working directory)
+  --yes              accept defaults for every unanswered question (never overwrites; see --force)
+  --force            overwrite existing config.yaml / .env without asking
+${COMMON_HELP}`;
+
+interface ProviderPreset {
+  label: string;
+  use: string;
+  model: string;
+  envVar: string;
+  baseUrl?: string;
+  needsKey: boolean;
+}
+
+/** Providers offered by the wizard. */
+export const PROVIDERS: Record<string, ProviderPreset> = {
+  openai: { label: "OpenAI", use: "langchain_openai:ChatOpenAI", model: "gpt-4.1-mini", envVar: "OPENAI_API_KEY", needsKey: true },
+  anthropic: { label: "Anthropic", use: "langchain_anthropic:ChatAnthropic", model: "claude-sonnet-4-5", envVar: "ANTHROPIC_API_KEY", needsKey: true },
+  deepseek: { label: "DeepSeek", use: "deepseek", model: "deepseek-chat", envVar: "DEEPSEEK_API_KEY", baseUrl: "https://api.deepseek.com/v1", needsKey: true },
+  "openai-compatible": {
+    label: "OpenAI-compatible (Ollama, vLLM, …)",
+    use: "openai-compatible",
+    model: "llama3.1",
+    envVar: "OPENAI_COMPATIBLE_API_KEY",
+    baseUrl: "http://localhost:11434/v1",
+    needsKey: false,
+  },
+};
+
+const SANDBOXES: Record<string, string> = {
+  local: "deerflow.sandbox.local:LocalSandboxProvider",
+  bwrap: "bwrap",
+};
+
+/** Answers of the wizard. */
+export interface InitAnswers {
+  provider: string;
+  apiKey: string;
+  baseUrl?: string;
+  model: string;
+  sandbox: string;
+}
+
+function yamlString(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** The config.yaml text the wizard writes (keys only as `$VAR` references). */
+export function renderConfig(a: InitAnswers): string {
+  const p = PROVIDERS[a.provider];
+  const lines = [
+    "# DeerFlow configuration, written by `deerflow init`.",
+    "# Secrets live in .env; values starting with $ are read from the environment.",
+    "# `deerflow config upgrade` adds the remaining default sections; `deerflow doctor` checks this file.",
+    `config_version: ${CONFIG_VERSION}`,
+    "",
+    "models:",
+    `  - name: ${yamlString(a.model)}`,
+    `    display_name: ${yamlString(`${a.model} (${p.label})`)}`,
+    `    use: ${yamlString(p.use)}`,
+    `    model: ${yamlString(a.model)}`,
+    `    api_key: $${p.envVar}`,
+  ];
+  if (a.baseUrl) lines.push(`    base_url: ${yamlString(a.baseUrl)}`);
+  lines.push("", "sandbox:", `  use: ${yamlString(SANDBOXES[a.sandbox])}`, "");
+  return lines.join("\n");
+}
+
+/** Merge `KEY=value` into existing .env text (replacing an existing KEY line). */
+export function mergeDotEnv(existing: string, key: string, value: string): string {
+  const line = `${key}=${/[\s#"'$]/.test(value) ? JSON.stringify(value) : value}`;
+  const lines = existing ? existing.replace(/\n$/, "").split("\n") : [];
+  const i = lines.findIndex((l) => l.replace(/^export\s+/, "").startsWith(`${key}=`));
+  if (i >= 0) lines[i] = line;
+  else lines.push(line);
+  return `${lines.join("\n")}\n`;
+}
+
+/** `deerflow init`. */
+export async function initCommand(argv: string[], term: Terminal): Promise<number> {
+  const { values } = parseCommand("init", argv, {
+    provider: { type: "string" },
+    "api-key": { type: "string" },
+    "base-url": { type: "string" },
+    model: { type: "string" },
+    sandbox: { type: "string" },
+    dir: { type: "string" },
+    yes: { type: "boolean", short: "y" },
+    force: { type: "boolean" },
+  });
+  if (values.help) {
+    term.line(INIT_HELP);
+    return 0;
+  }
+  const dir = path.resolve(values.dir ?? (values.config ? path.dirname(values.config) : process.cwd()));
+  const configFile = values.config ? path.resolve(values.config) : path.join(dir, "config.yaml");
+  const envFile = path.join(path.dirname(configFile), ".env");
+  const input = new LineInput();
+  const ask = async (question: string, def: string | undefined, flag: string | undefined): Promise<string> => {
+    if (flag !== undefined) return flag;
+    if (values.yes && def !== undefined) return def;
+    const answer = await input.ask(`${question}${def ? term.style("gray", ` [${def}]`) : ""}: `);
+    const v = (answer ?? "").trim();
+    if (!v && def === undefined) throw new UsageError(`${question}: an answer is required (or pass it as a flag).`, "init");
+    return v || (def ?? "");
+  };
+  const confirm = async (question: string): Promise<boolean> => {
+    if (values.force) return true;
+    if (values.yes) return false;
+    const answer = ((await input.ask(`${question} [y/N]: `)) ?? "").trim().toLowerCase();
+    return answer === "y" || answer === "yes";
+  };
+  try {
+    term.line(term.style("bold", "DeerFlow setup"));
+    const keys = Object.keys(PROVIDERS);
+    if (values.provider === undefined) keys.forEach((k, i) => term.line(`  ${i + 1}. ${PROVIDERS[k].label} (${k})`));
+    const rawProvider = await ask("Provider", "openai", values.provider);
+    const provider = /^\d+$/.test(rawProvider) ? keys[Number(rawProvider) - 1] : rawProvider;
+    if (!provider || !PROVIDERS[provider]) throw new UsageError(`unknown provider '${rawProvider}'; choose one of ${keys.join(", ")}`, "init");
+    const preset = PROVIDERS[provider];
+    const baseUrl = preset.baseUrl ? await ask("Base URL", preset.baseUrl, values["base-url"]) : values["base-url"];
+    const model = await ask("Model", preset.model, values.model);
+    const apiKey = await ask(preset.needsKey ? `API key (${preset.envVar})` : `API key (${preset.envVar}, optional)`, preset.needsKey ? undefined : "", values["api-key"]);
+    if (preset.needsKey && !apiKey) throw new UsageError(`${preset.label} needs an API key (--api-key).`, "init");
+    const sandbox = await ask("Sandbox (local | bwrap)", "local", values.sandbox);
+    if (!SANDBOXES[sandbox]) throw new UsageError(`unknown sandbox mode '${sandbox}'; choose local or bwrap`, "init");
+    const answers: InitAnswers = { provider, apiKey, baseUrl: baseUrl || undefined, model, sandbox };
+
+    mkdirSync(path.dirname(configFile), { recursive: true });
+    let wroteConfig = false;
+    if (existsSync(configFile) && !(await confirm(`${configFile} exists. Overwrite?`))) {
+      term.line(`Kept the existing ${configFile}.`);
+    } else {
+      writeFileSync(configFile, renderConfig(answers));
+      wroteConfig = true;
+      term.line(`Wrote ${configFile}`);
+    }
+    const existingEnv = existsSync(envFile) ? readFileSync(envFile, "utf8") : "";
+    const hasKey = existingEnv.split("\n").some((l) => l.replace(/^export\s+/, "").startsWith(`${preset.envVar}=`));
+    if (hasKey && !(await confirm(`${envFile} already sets ${preset.envVar}. Replace it?`))) {
+      term.line(`Kept ${preset.envVar} in ${envFile}.`);
+    } else {
+      writeFileSync(envFile, mergeDotEnv(existingEnv, preset.envVar, apiKey || (preset.needsKey ? "" : "not-needed")), { mode: 0o600 });
+      term.line(`Wrote ${preset.envVar} to ${envFile}`);
+    }
+    if (sandbox === "bwrap") term.line(term.style("gray", "bwrap isolation needs bubblewrap installed (apt-get install bubblewrap)."));
+    term.line("");
+    term.line(`Next: ${term.style("bold", "deerflow doctor")} to check the setup, then ${term.style("bold", 'deerflow run "hello"')}.`);
+    return wroteConfig || existsSync(configFile) ? 0 : 1;
+  } finally {
+    input.close();
+  }
+}

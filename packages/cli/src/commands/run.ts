@@ -1,0 +1,111 @@
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { DeerFlowClient } from "../../../harness/src/client";
+import type { ClientUsage } from "../../../harness/src/client";
+import { resolveAgentFactory } from "../agent-source";
+import { producedArtifacts } from "../artifacts";
+import { COMMON_HELP, commonOptions, describeError, parseCommand, UsageError } from "../common";
+import type { Terminal } from "../io";
+import { TurnRenderer } from "../render";
+
+/** Help of `deerflow run`. */
+export const RUN_HELP = `Usage: deerflow run "task" [options]
+
+Run one task and stream the answer. Tool calls show as progress lines; the
+files the agent produced are listed (with host paths) at the end.
+
+Options:
+  --thread ID        continue this thread (default: a new thread)
+  --model NAME       model from config.yaml (default: the first model)
+  --plan             plan mode (the agent keeps a todo list)
+  --files A,B        upload these files to the thread first (comma-separated)
+  --json             print one JSON event per line; the last line is
+                     {"type":"end","thread_id","text","artifacts","usage"}
+${COMMON_HELP}
+
+Exit codes: 0 success, 1 the run failed (reason on stderr), 2 bad usage, 130 interrupted.`;
+
+/** `deerflow run`. */
+export async function runCommand(argv: string[], term: Terminal): Promise<number> {
+  const { values, positionals } = parseCommand(
+    "run",
+    argv,
+    { thread: { type: "string" }, model: { type: "string" }, plan: { type: "boolean" }, files: { type: "string" }, json: { type: "boolean" } },
+    true,
+  );
+  if (values.help) {
+    term.line(RUN_HELP);
+    return 0;
+  }
+  const task = positionals.join(" ").trim();
+  if (!task) throw new UsageError('a task is required, e.g. deerflow run "Summarise README.md"', "run");
+  const common = commonOptions(values);
+  const json = !!values.json;
+  const emit = (obj: unknown) => term.line(JSON.stringify(obj));
+  const client = new DeerFlowClient({
+    configPath: common.configPath,
+    dataDir: common.dataDir,
+    cwd: common.cwd,
+    modelName: values.model,
+    planMode: !!values.plan,
+    agentFactory: await resolveAgentFactory(),
+  });
+  const threadId = values.thread ?? randomUUID();
+  const controller = new AbortController();
+  const onSigint = () => controller.abort(new Error("interrupted by Ctrl-C"));
+  process.once("SIGINT", onSigint);
+  const started = Date.now();
+  const renderer = new TurnRenderer(json ? quietTerminal(term) : term);
+  let usage: ClientUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  try {
+    if (values.files) {
+      const files = values.files.split(",").map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(common.cwd, f));
+      const up = await client.uploadFiles(threadId, files);
+      if (json) emit({ type: "uploads", data: up });
+      else for (const f of up.files) term.line(term.style("gray", `Uploaded ${f.filename} → ${f.virtual_path}`));
+      if (!json && up.skipped_files.length) term.error(`Skipped files with unusable names: ${up.skipped_files.join(", ")}`);
+    }
+    if (!json) term.line(term.style("gray", `thread ${threadId}`));
+    for await (const ev of client.stream(task, { threadId, signal: controller.signal })) {
+      if (ev.type === "end") {
+        usage = ev.data.usage;
+        if (ev.data.status === "cancelled") throw new Error("Run cancelled (Ctrl-C).");
+        continue;
+      }
+      renderer.handle(ev);
+      if (json) emit(ev);
+    }
+    renderer.finish();
+    const artifacts = await producedArtifacts(client.threadPaths(threadId), renderer.artifacts, started);
+    if (json) {
+      emit({ type: "end", thread_id: threadId, text: renderer.finalText, artifacts: artifacts.map((a) => a.virtualPath), usage });
+    } else {
+      if (artifacts.length) {
+        term.line("");
+        term.line(term.style("bold", "Artifacts:"));
+        for (const a of artifacts) term.line(`  ${a.virtualPath}  ${term.style("gray", a.hostPath)}`);
+      }
+      term.line(term.style("gray", `tokens: ${usage.input_tokens} in / ${usage.output_tokens} out · thread ${threadId}`));
+    }
+    return 0;
+  } catch (err) {
+    renderer.finish();
+    const reason = describeError(err);
+    if (json) emit({ type: "error", thread_id: threadId, message: reason });
+    term.error(`Run failed: ${reason}`);
+    return controller.signal.aborted ? 130 : 1;
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+    await client.close();
+  }
+}
+
+/** A terminal whose stdout writes are dropped (used by --json so only JSON reaches stdout). */
+function quietTerminal(term: Terminal): Terminal {
+  return Object.assign(Object.create(Object.getPrototypeOf(term)) as Terminal, term, {
+    write: () => undefined,
+    line: () => undefined,
+    startSpinner: () => undefined,
+    stopSpinner: () => undefined,
+  });
+}

@@ -1,0 +1,42 @@
+import { runScriptedLLMServerCli } from "../../../harness/src/testing/scripted-http";
+import type { Terminal } from "../io";
+
+/** Help of `deerflow scripted-llm`. */
+export const SCRIPTED_LLM_HELP = `Usage: deerflow scripted-llm [--port N] [--script steps.json] [--quiet]
+
+Start the scripted OpenAI-compatible (and Anthropic) HTTP server on 127.0.0.1.
+This is a TEST DOUBLE, not a model: it replays a script, or by default echoes
+("You said: …") and calls a tool when asked ("use the tool bash with {...}").
+Use it to try DeerFlow without an API key: point a model's base_url at the
+printed URL. Stop it with Ctrl-C.
+
+Options:
+  --port N           port (default 8787; 0 picks a free port)
+  --script FILE      JSON array of steps to replay
+  --quiet            do not log requests
+  -h, --help         show this help`;
+
+/** `deerflow scripted-llm`: runs until SIGINT/SIGTERM. Returns null while serving (the process stays up). */
+export async function scriptedLlmCommand(argv: string[], term: Terminal): Promise<number | null> {
+  const rest = argv.filter((a) => a !== "--config" && a !== "--data-dir");
+  if (rest.includes("--help") || rest.includes("-h")) {
+    term.line(SCRIPTED_LLM_HELP);
+    return 0;
+  }
+  // --config/--data-dir are accepted for uniformity but unused here: drop them and their values.
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--config" || argv[i] === "--data-dir") i++;
+    else if (argv[i].startsWith("--config=") || argv[i].startsWith("--data-dir=")) continue;
+    else args.push(argv[i]);
+  }
+  const server = await runScriptedLLMServerCli(args, (l) => term.line(l));
+  if (!server) return 0;
+  const stop = async () => {
+    await server.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return null;
+}

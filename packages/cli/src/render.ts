@@ -1,0 +1,102 @@
+import type { ClientStreamEvent, ClientUsage } from "../../harness/src/client";
+import type { Terminal } from "./io";
+
+function summarizeArgs(args: unknown, max = 80): string {
+  if (!args || typeof args !== "object") return "";
+  const entries = Object.entries(args as Record<string, unknown>).filter(([k]) => k !== "description");
+  const text = entries
+    .map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v) : JSON.stringify(v)}`)
+    .join(", ");
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function firstLine(text: string, max = 100): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+/**
+ * Renders a turn in a terminal: AI text token by token, each tool call as a
+ * compact progress line with a spinner while it runs (TTY only), tool results
+ * as one line, clarification questions in full. Keeps what the summary needs.
+ */
+export class TurnRenderer {
+  private readonly texts = new Map<string, string>();
+  private lastTextId: string | undefined;
+  private midLine = false;
+  private readonly pending = new Map<string, string>();
+  artifacts: string[] = [];
+  usage: ClientUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  clarification: string | undefined;
+
+  constructor(private readonly term: Terminal) {}
+
+  private breakLine(): void {
+    if (this.midLine) {
+      this.term.write("\n");
+      this.midLine = false;
+    }
+  }
+
+  /** Final answer text: the last AI message with text. */
+  get finalText(): string {
+    if (this.clarification !== undefined) return this.clarification;
+    return this.lastTextId ? (this.texts.get(this.lastTextId) ?? "") : "";
+  }
+
+  handle(ev: ClientStreamEvent): void {
+    if (ev.type === "values") {
+      this.artifacts = ev.data.artifacts;
+      return;
+    }
+    if (ev.type === "end") {
+      this.usage = ev.data.usage;
+      this.breakLine();
+      return;
+    }
+    if (ev.type === "custom") return;
+    const d = ev.data as Record<string, any>;
+    if (d.type === "ai") {
+      if (typeof d.content === "string" && d.content) {
+        this.term.stopSpinner();
+        if (this.lastTextId !== d.id) {
+          this.breakLine();
+          this.lastTextId = d.id;
+        }
+        this.texts.set(d.id, (this.texts.get(d.id) ?? "") + d.content);
+        this.clarification = undefined;
+        this.term.write(d.content);
+        this.midLine = !d.content.endsWith("\n");
+      }
+      for (const call of (d.tool_calls as Array<{ id?: string; name: string; args: unknown }> | undefined) ?? []) {
+        if (call.name === "ask_clarification") continue;
+        this.breakLine();
+        this.term.line(this.term.style("gray", `  → ${call.name}(${summarizeArgs(call.args)})`));
+        if (call.id) this.pending.set(call.id, call.name);
+        this.term.startSpinner(`running ${call.name}…`);
+      }
+      return;
+    }
+    if (d.type === "tool") {
+      this.pending.delete(d.tool_call_id);
+      this.term.stopSpinner();
+      this.breakLine();
+      const content = typeof d.content === "string" ? d.content : JSON.stringify(d.content);
+      if (d.name === "ask_clarification") {
+        this.clarification = content;
+        this.term.line(this.term.style("yellow", `? ${content}`));
+        return;
+      }
+      const ok = d.status !== "error";
+      const mark = ok ? this.term.style("green", "✓") : this.term.style("red", "✗");
+      this.term.line(this.term.style("gray", `  ${mark} ${d.name ?? "tool"}: ${firstLine(content) || "(no output)"}`));
+      if (this.pending.size) this.term.startSpinner(`running ${[...this.pending.values()].join(", ")}…`);
+    }
+  }
+
+  /** Stop the spinner and end the current line. */
+  finish(): void {
+    this.term.stopSpinner();
+    this.breakLine();
+  }
+}
