@@ -98,7 +98,8 @@ export const sandboxMountSchema = z.looseObject({
 
 /** `sandbox:` */
 export const sandboxSchema = section({
-  use: z.string().default("deerflow.sandbox.local:LocalSandboxProvider"),
+  /** `auto` (section or key absent): bwrap when it works on this machine, else local. */
+  use: z.string().default("auto"),
   allow_host_bash: bool().default(false),
   mounts: list(sandboxMountSchema),
   bash_output_max_chars: int().default(20000),

@@ -202,7 +202,12 @@ export function createLLMErrorHandlingMiddleware(options: LLMErrorHandlingOption
     name: "LLMErrorHandlingMiddleware",
     async wrapModelCall(request, handler) {
       const breaker = breakerFor(request);
+      const markRunError = (reason: string, detail: string) => {
+        // DeerFlow ends such a run with status `error` (the fallback message is shown, no error event).
+        if (request.runtime?.context) request.runtime.context.run_error = { type: "llm_error", reason: `${reason}: ${detail}` };
+      };
       if (breaker.isOpen()) {
+        markRunError("circuit_open", "LLM circuit breaker is open");
         return fallbackMessage(CIRCUIT_OPEN_TEXT, "CircuitBreakerOpen", "circuit_open", "LLM circuit breaker is open");
       }
       const signal = request.runtime?.signal;
@@ -248,6 +253,7 @@ export function createLLMErrorHandlingMiddleware(options: LLMErrorHandlingOption
           else breaker.releaseProbe();
           const detail = errorDetail(err);
           const errorType = err instanceof Error ? err.constructor.name : typeof err;
+          markRunError(reason, detail);
           return fallbackMessage(llmErrorUserMessage(reason, detail), errorType, reason, detail);
         }
       }

@@ -1,0 +1,168 @@
+import { resolve } from "node:path";
+import { ValidationError } from "../errors";
+import type { ChatModel } from "../models";
+import { createAgent } from "../runtime";
+import type { Agent, AgentMiddleware } from "../runtime";
+import { createSandboxProvider } from "../sandbox";
+import type { SandboxProvider } from "../sandbox";
+import type { CheckpointStore, Checkpointer } from "../checkpoints";
+import { mergeSchemas, threadStateSchema } from "../state";
+import type { StateSchema, ThreadState } from "../state";
+import type { ToolDefinition } from "../tools";
+import {
+  createClarificationMiddleware,
+  createDanglingToolCallMiddleware,
+  createLoopDetectionMiddleware,
+  createSandboxMiddleware,
+  createThreadDataMiddleware,
+  createTitleMiddleware,
+  createTodoMiddleware,
+  createTokenBudgetMiddleware,
+  createToolErrorHandlingMiddleware,
+  createUploadsMiddleware,
+  createViewImageMiddleware,
+} from "../middlewares";
+import { askClarificationTool, createViewImageTool } from "../builtins";
+import { buildSystemPrompt } from "./prompt";
+
+/**
+ * DeerFlow's `RuntimeFeatures`: `true` enables the built-in middleware, a
+ * middleware instance replaces it, `false` disables it. `summarization` and
+ * `guardrail` need an instance (they cannot be built without configuration).
+ */
+export interface RuntimeFeatures {
+  sandbox?: boolean | AgentMiddleware;
+  memory?: boolean | AgentMiddleware;
+  summarization?: false | AgentMiddleware;
+  subagent?: boolean | AgentMiddleware;
+  vision?: boolean | AgentMiddleware;
+  auto_title?: boolean | AgentMiddleware;
+  guardrail?: false | AgentMiddleware;
+  loop_detection?: boolean | AgentMiddleware;
+  token_budget?: boolean | AgentMiddleware;
+}
+
+/** An extra middleware, optionally anchored next to a named middleware of the chain. */
+export type ExtraMiddleware = AgentMiddleware | { middleware: AgentMiddleware; before?: string; after?: string };
+
+/** Options of {@link createDeerflowAgent}. */
+export interface CreateDeerflowAgentOptions {
+  systemPrompt?: string;
+  /** Full takeover of the chain (cannot be combined with `features` or `extraMiddleware`). */
+  middleware?: AgentMiddleware[];
+  features?: RuntimeFeatures;
+  extraMiddleware?: ExtraMiddleware[];
+  planMode?: boolean;
+  stateSchema?: StateSchema;
+  checkpointer?: CheckpointStore | Checkpointer;
+  name?: string;
+  /** Runtime home for thread directories (default `DEER_FLOW_HOME` or `.deer-flow`). */
+  baseDir?: string;
+  /** Sandbox provider used by the sandbox feature (default: auto — bwrap when it works, else local). */
+  sandboxProvider?: SandboxProvider;
+}
+
+const DEFAULT_FEATURES: Required<Pick<RuntimeFeatures, "sandbox" | "memory" | "subagent" | "vision" | "auto_title" | "loop_detection" | "token_budget">> = {
+  sandbox: true,
+  memory: false,
+  subagent: false,
+  vision: false,
+  auto_title: false,
+  loop_detection: true,
+  token_budget: false,
+};
+
+function placeExtras(chain: AgentMiddleware[], extras: ExtraMiddleware[]): AgentMiddleware[] {
+  const out = [...chain];
+  const anchored = new Map<string, string>();
+  for (const extra of extras) {
+    const spec: { middleware: AgentMiddleware; before?: string; after?: string } =
+      "middleware" in extra ? extra : { middleware: extra };
+    const anchor = spec.before ? `before:${spec.before}` : spec.after ? `after:${spec.after}` : undefined;
+    if (anchor) {
+      if (anchored.has(anchor)) {
+        throw new ValidationError(`extraMiddleware conflict: '${spec.middleware.name}' and '${anchored.get(anchor)}' both anchor ${anchor}`);
+      }
+      anchored.set(anchor, spec.middleware.name);
+      const target = spec.before ?? spec.after!;
+      const at = out.findIndex((m) => m.name === target);
+      if (at < 0) throw new ValidationError(`extraMiddleware '${spec.middleware.name}': anchor '${target}' is not in the chain`);
+      out.splice(spec.before ? at : at + 1, 0, spec.middleware);
+      continue;
+    }
+    const clar = out.findIndex((m) => m.name === "ClarificationMiddleware");
+    if (clar >= 0) out.splice(clar, 0, spec.middleware);
+    else out.push(spec.middleware);
+  }
+  // Clarification always ends the chain.
+  const clar = out.findIndex((m) => m.name === "ClarificationMiddleware");
+  if (clar >= 0 && clar !== out.length - 1) out.push(...out.splice(clar, 1));
+  return out;
+}
+
+/**
+ * The config-free SDK factory (DeerFlow's `create_deerflow_agent`): a model,
+ * your tools and DeerFlow's feature middlewares in their canonical order
+ * ThreadData → Uploads → Sandbox → DanglingToolCall → Guardrail →
+ * ToolErrorHandling → Summarization → Todo → Title → Memory → ViewImage →
+ * SubagentLimit → LoopDetection → TokenBudget → Clarification (always last).
+ * Feature-injected tools are deduped by name; your tools win.
+ */
+export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = [], options: CreateDeerflowAgentOptions = {}): Agent<ThreadState> {
+  if (options.middleware && (options.features || options.extraMiddleware)) {
+    throw new ValidationError("createDeerflowAgent: `middleware` is a full takeover and cannot be combined with `features` or `extraMiddleware`");
+  }
+  const f = { ...DEFAULT_FEATURES, ...(options.features ?? {}) };
+  if ((options.features?.summarization as unknown) === true) throw new ValidationError("features.summarization needs a middleware instance (createSummarizationMiddleware(...))");
+  if ((options.features?.guardrail as unknown) === true) throw new ValidationError("features.guardrail needs a middleware instance (createGuardrailMiddleware({provider}))");
+  if (f.memory === true) throw new ValidationError("features.memory: the built-in memory middleware is not available yet; pass a middleware instance");
+  if (f.subagent === true) throw new ValidationError("features.subagent: the built-in task tool is not available yet; pass a middleware instance");
+  const baseDir = resolve(options.baseDir ?? process.env.DEER_FLOW_HOME ?? ".deer-flow");
+  const pick = (flag: boolean | AgentMiddleware | undefined, make: () => AgentMiddleware): AgentMiddleware | undefined =>
+    flag === true ? make() : flag && typeof flag === "object" ? flag : undefined;
+
+  const featureTools: ToolDefinition[] = [];
+  let chain: AgentMiddleware[];
+  if (options.middleware) {
+    chain = [...options.middleware];
+  } else {
+    chain = [];
+    const add = (mw: AgentMiddleware | undefined) => mw && chain.push(mw);
+    let provider = options.sandboxProvider;
+    if (f.sandbox === true) {
+      provider ??= createSandboxProvider({}, { baseDir });
+      add(createThreadDataMiddleware({ base_dir: baseDir }));
+      add(createUploadsMiddleware({ base_dir: baseDir }));
+      add(createSandboxMiddleware({ provider }));
+    } else if (f.sandbox && typeof f.sandbox === "object") {
+      add(f.sandbox);
+    }
+    add(createDanglingToolCallMiddleware());
+    add(f.guardrail || undefined);
+    add(createToolErrorHandlingMiddleware());
+    add(f.summarization || undefined);
+    add(options.planMode ? createTodoMiddleware() : undefined);
+    add(pick(f.auto_title, () => createTitleMiddleware()));
+    add(f.memory && typeof f.memory === "object" ? f.memory : undefined);
+    const vision = pick(f.vision, () => createViewImageMiddleware({ supportsVision: true }));
+    add(vision);
+    if (f.vision === true && provider) featureTools.push(createViewImageTool({ provider }));
+    add(f.subagent && typeof f.subagent === "object" ? f.subagent : undefined);
+    add(pick(f.loop_detection, () => createLoopDetectionMiddleware()));
+    add(pick(f.token_budget, () => createTokenBudgetMiddleware({ enabled: true })));
+    add(createClarificationMiddleware());
+    featureTools.push(askClarificationTool);
+    chain = placeExtras(chain, options.extraMiddleware ?? []);
+  }
+  const names = new Set(tools.map((t) => t.name));
+  const allTools = [...tools, ...featureTools.filter((t) => !names.has(t.name))];
+  return createAgent<ThreadState>({
+    model,
+    tools: allTools,
+    middleware: chain as AgentMiddleware<ThreadState>[],
+    systemPrompt: options.systemPrompt ?? buildSystemPrompt({ clarification: allTools.some((t) => t.name === "ask_clarification") }),
+    stateSchema: mergeSchemas(threadStateSchema, options.stateSchema),
+    checkpointer: options.checkpointer,
+    name: options.name ?? "default",
+  });
+}

@@ -1,0 +1,15 @@
+export { buildSystemPrompt, escapePromptData } from "./prompt";
+export type { PromptMount, PromptSkill, SystemPromptOptions } from "./prompt";
+export { readRuntimeOptions } from "./runtime-options";
+export type { LeadRuntimeOptions } from "./runtime-options";
+export { assembleConfiguredTools, builtinToolUses, dedupeTools } from "./tool-assembly";
+export type { AssembleToolsOptions, ToolConfigEntry } from "./tool-assembly";
+export { loadCustomAgent } from "./custom-agent";
+export type { CustomAgentConfig } from "./custom-agent";
+export { resolveGuardrailProvider } from "./guardrail-provider";
+export { buildLeadMiddlewares, createSharedLeadMiddlewares } from "./lead-middlewares";
+export type { LeadMiddlewareInputs, SharedLeadMiddlewares } from "./lead-middlewares";
+export { createLeadAgentFactory } from "./lead-agent";
+export type { ConfigSource, LeadAgent, LeadAgentFactory, LeadAgentFactoryOptions, LeadRuntimeConfig } from "./lead-agent";
+export { createDeerflowAgent } from "./factory";
+export type { CreateDeerflowAgentOptions, ExtraMiddleware, RuntimeFeatures } from "./factory";

@@ -1,0 +1,194 @@
+import { resolve } from "node:path";
+import { ConfigManager } from "../config";
+import type { AppConfig } from "../config";
+import { createChatModel } from "../models";
+import type { CreatedChatModel, CreateChatModelOptions } from "../models";
+import { createAgent } from "../runtime";
+import type { Agent, AgentMiddleware } from "../runtime";
+import { createSandboxProvider, parseSandboxConfig } from "../sandbox";
+import type { SandboxProvider } from "../sandbox";
+import type { CheckpointStore, Checkpointer } from "../checkpoints";
+import { asCheckpointer } from "../checkpoints";
+import { threadStateSchema } from "../state";
+import type { ThreadState } from "../state";
+import type { ToolDefinition } from "../tools";
+import type { MemoryProvider } from "../middlewares";
+import {
+  askClarificationTool,
+  createListUploadedFilesTool,
+  createPresentFilesTool,
+  createViewImageTool,
+  withoutClarificationTool,
+} from "../builtins";
+import { assembleConfiguredTools, dedupeTools } from "./tool-assembly";
+import type { ToolConfigEntry } from "./tool-assembly";
+import { buildLeadMiddlewares, createSharedLeadMiddlewares } from "./lead-middlewares";
+import type { SharedLeadMiddlewares } from "./lead-middlewares";
+import { buildSystemPrompt } from "./prompt";
+import { loadCustomAgent } from "./custom-agent";
+import type { CustomAgentConfig } from "./custom-agent";
+import { readRuntimeOptions } from "./runtime-options";
+
+/** Where the app config comes from: a fixed object, a hot-reloading manager, or a getter. */
+export type ConfigSource = AppConfig | ConfigManager | (() => AppConfig);
+
+/** Dependencies shared by every lead agent a process builds. */
+export interface LeadAgentFactoryOptions {
+  config: ConfigSource;
+  /** Runtime home (`DEER_FLOW_HOME`, default `.deer-flow`). */
+  baseDir?: string;
+  checkpointer?: CheckpointStore | Checkpointer;
+  /** Sandbox provider; by default one is created from `config.sandbox` and reused. */
+  sandboxProvider?: SandboxProvider;
+  /** Memory slot of DynamicContext (filled by the memory subsystem). */
+  memoryProvider?: MemoryProvider;
+  /** Programmatic middlewares (DeerFlow's `custom_middlewares`). */
+  customMiddleware?: AgentMiddleware[];
+  /** Extra tools for every lead agent. */
+  extraTools?: ToolDefinition[];
+  /** Build chat models (default: `createChatModel` over the config). Tests inject scripted models here. */
+  modelFactory?: (config: AppConfig, name: string | null | undefined, options: CreateChatModelOptions) => CreatedChatModel;
+  warn?(message: string): void;
+}
+
+/** The runtime part of a request: LangGraph's `config.configurable` and `context`. */
+export interface LeadRuntimeConfig {
+  configurable?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
+/** A lead agent plus what DeerFlow records in `config.metadata`. */
+export interface LeadAgent extends Agent<ThreadState> {
+  readonly metadata: {
+    agent_name: string | null;
+    model_name: string;
+    thinking_enabled: boolean;
+    reasoning_effort: string | null;
+    is_plan_mode: boolean;
+    subagent_enabled: boolean;
+    tool_groups: string[] | null;
+  };
+}
+
+/** Builds lead agents per run (DeerFlow's `make_lead_agent`), sharing stateful parts across runs. */
+export interface LeadAgentFactory {
+  makeLeadAgent(runtime?: LeadRuntimeConfig): LeadAgent;
+  /** The current app config. */
+  config(): AppConfig;
+  readonly sandboxProvider: SandboxProvider;
+  readonly checkpointer: Checkpointer;
+  readonly baseDir: string;
+  close(): Promise<void>;
+}
+
+function configGetter(source: ConfigSource): () => AppConfig {
+  if (source instanceof ConfigManager) return () => source.get();
+  if (typeof source === "function") return source;
+  return () => source;
+}
+
+/**
+ * Create the per-process lead agent factory. `makeLeadAgent(runtime)` reads
+ * DeerFlow's runtime keys (`configurable` overlaid by `context`), resolves
+ * the model, assembles tools, the middleware chain and the static prompt.
+ */
+export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAgentFactory {
+  const getConfig = configGetter(options.config);
+  const baseDir = resolve(options.baseDir ?? process.env.DEER_FLOW_HOME ?? ".deer-flow");
+  const warn = options.warn ?? ((m: string) => console.warn(`[deerflow] ${m}`));
+  const modelFactory = options.modelFactory ?? ((cfg, name, opts) => createChatModel(cfg, name, opts));
+  const checkpointer = asCheckpointer(options.checkpointer);
+  const initial = getConfig();
+  const sandboxProvider = options.sandboxProvider ?? createSandboxProvider(initial.sandbox, { baseDir, warn });
+  const shared = new WeakMap<AppConfig, SharedLeadMiddlewares>();
+  const sharedFor = (cfg: AppConfig) => {
+    let s = shared.get(cfg);
+    if (!s) {
+      s = createSharedLeadMiddlewares(cfg);
+      shared.set(cfg, s);
+    }
+    return s;
+  };
+
+  function makeLeadAgent(runtime: LeadRuntimeConfig = {}): LeadAgent {
+    const config = getConfig();
+    const opts = readRuntimeOptions(runtime.configurable, runtime.context);
+    let custom: CustomAgentConfig | undefined;
+    if (opts.agentName) custom = loadCustomAgent(baseDir, opts.userId, opts.agentName);
+    const thinkingEnabled = opts.thinkingEnabled ?? custom?.thinking_enabled ?? true;
+    const reasoningEffort = opts.reasoningEffort ?? custom?.reasoning_effort ?? undefined;
+    const created = modelFactory(config, opts.modelName ?? null, {
+      thinkingEnabled,
+      reasoningEffort: reasoningEffort ?? undefined,
+      agentModel: custom?.model ?? undefined,
+      overrides: custom?.model_settings ?? undefined,
+    } as CreateChatModelOptions);
+    const resolveModel = (name: string) => modelFactory(config, name, { thinkingEnabled: false }).model;
+    const sandboxConfig = parseSandboxConfig(config.sandbox);
+    const bashAllowed = sandboxProvider.kind !== "local" || sandboxConfig.allow_host_bash;
+    const sandboxOpts = { provider: sandboxProvider, config: sandboxConfig };
+    const configured = assembleConfiguredTools((config.tools ?? []) as ToolConfigEntry[], {
+      sandbox: sandboxOpts,
+      groups: custom?.tool_groups ?? null,
+      bashAllowed,
+      warn,
+    });
+    const builtins: ToolDefinition[] = [createPresentFilesTool({ provider: sandboxProvider }), askClarificationTool, createListUploadedFilesTool({ provider: sandboxProvider })];
+    if (created.config.supportsVision) builtins.push(createViewImageTool({ provider: sandboxProvider }));
+    const tools = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...(options.extraTools ?? [])], warn), opts.nonInteractive);
+    const middleware = buildLeadMiddlewares({
+      config,
+      baseDir,
+      provider: sandboxProvider,
+      shared: sharedFor(config),
+      agentName: custom?.name,
+      isPlanMode: opts.isPlanMode,
+      supportsVision: created.config.supportsVision,
+      contextWindow: created.config.contextWindow,
+      resolveModel,
+      memoryProvider: options.memoryProvider,
+      custom: options.customMiddleware,
+    });
+    const systemPrompt = buildSystemPrompt({
+      agentName: custom?.name,
+      soul: custom?.soul ?? undefined,
+      isCustomAgent: !!custom,
+      clarification: tools.some((t) => t.name === "ask_clarification"),
+      bashAvailable: tools.some((t) => t.name === "bash"),
+      mounts: sandboxConfig.mounts.map((m) => ({ containerPath: m.container_path, readOnly: m.read_only })),
+    });
+    const agent = createAgent<ThreadState>({
+      model: created.model,
+      tools,
+      middleware: middleware as AgentMiddleware<ThreadState>[],
+      systemPrompt,
+      stateSchema: threadStateSchema,
+      checkpointer,
+      name: "lead_agent",
+      recursionLimit: Math.min(config.max_recursion_limit ?? 1000, 1000),
+      onDuplicateTool: warn,
+    });
+    return Object.assign(agent, {
+      metadata: {
+        agent_name: custom?.name ?? null,
+        model_name: created.config.name,
+        thinking_enabled: created.config.thinkingEnabled,
+        reasoning_effort: created.config.reasoningEffort ?? null,
+        is_plan_mode: opts.isPlanMode,
+        subagent_enabled: opts.subagentEnabled,
+        tool_groups: custom?.tool_groups ?? null,
+      },
+    });
+  }
+
+  return {
+    makeLeadAgent,
+    config: getConfig,
+    sandboxProvider,
+    checkpointer,
+    baseDir,
+    async close() {
+      await sandboxProvider.shutdown?.();
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import type { AppConfig } from "../config";
+import type { ChatModel } from "../models";
+import type { AgentMiddleware } from "../runtime";
+import type { SandboxProvider } from "../sandbox";
+import {
+  createClarificationMiddleware,
+  createDanglingToolCallMiddleware,
+  createDynamicContextMiddleware,
+  createGuardrailMiddleware,
+  createInputSanitizationMiddleware,
+  createLLMErrorHandlingMiddleware,
+  createLoopDetectionMiddleware,
+  createModelLengthFinishReasonMiddleware,
+  createReadBeforeWriteMiddleware,
+  createSafetyFinishReasonMiddleware,
+  createSandboxAuditMiddleware,
+  createSandboxMiddleware,
+  createSummarizationMiddleware,
+  createSystemMessageCoalescingMiddleware,
+  createTerminalResponseMiddleware,
+  createThreadDataMiddleware,
+  createTitleMiddleware,
+  createTodoMiddleware,
+  createTokenBudgetMiddleware,
+  createTokenUsageMiddleware,
+  createToolErrorHandlingMiddleware,
+  createToolOutputBudgetMiddleware,
+  createToolResultSanitizationMiddleware,
+  createUploadsMiddleware,
+  createViewImageMiddleware,
+} from "../middlewares";
+import type { MemoryProvider } from "../middlewares";
+import { resolveGuardrailProvider } from "./guardrail-provider";
+
+/** A config section without null/undefined values (so middleware option defaults apply). */
+function section<T>(value: unknown): T {
+  if (!value || typeof value !== "object") return {} as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (v !== null && v !== undefined) out[k] = v;
+  return out as T;
+}
+
+/** Stateful middlewares shared across runs (circuit breaker, loop history). */
+export interface SharedLeadMiddlewares {
+  llmErrorHandling: AgentMiddleware;
+  loopDetection: AgentMiddleware;
+}
+
+/** Build the middlewares whose state must outlive one run, once per config. */
+export function createSharedLeadMiddlewares(config: AppConfig): SharedLeadMiddlewares {
+  return {
+    llmErrorHandling: createLLMErrorHandlingMiddleware({ llm_call: section(config.llm_call), circuit_breaker: section(config.circuit_breaker) }),
+    loopDetection: createLoopDetectionMiddleware(section(config.loop_detection)),
+  };
+}
+
+/** Inputs of {@link buildLeadMiddlewares}. */
+export interface LeadMiddlewareInputs {
+  config: AppConfig;
+  baseDir: string;
+  provider: SandboxProvider;
+  shared: SharedLeadMiddlewares;
+  agentName?: string;
+  isPlanMode: boolean;
+  supportsVision: boolean;
+  contextWindow?: number | null;
+  /** Resolve a configured model name (title/summarization `model_name`). */
+  resolveModel(name: string): ChatModel;
+  memoryProvider?: MemoryProvider;
+  /** Programmatic middlewares (DeerFlow's `custom_middlewares`, row 30). */
+  custom?: AgentMiddleware[];
+  /** Sub-agents run the chain without Uploads, Title, Todo, Clarification. */
+  subagent?: boolean;
+}
+
+/**
+ * DeerFlow's lead middleware chain, in the exact order of inventory §3.
+ * Slots that later issues fill (SkillActivation, SkillToolPolicy,
+ * DurableContext, Memory, McpRouting, DeferredToolFilter, SubagentLimit,
+ * ToolProgress) are absent, not stubbed.
+ */
+export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[] {
+  const c = i.config;
+  const chain: AgentMiddleware[] = [];
+  const add = (mw: AgentMiddleware | false | undefined | null) => {
+    if (mw) chain.push(mw);
+  };
+  add(createInputSanitizationMiddleware()); // 1
+  add(c.tool_output?.enabled !== false && createToolOutputBudgetMiddleware(section(c.tool_output))); // 2
+  add(createToolResultSanitizationMiddleware()); // 3
+  add(createThreadDataMiddleware({ base_dir: i.baseDir })); // 4
+  add(!i.subagent && createUploadsMiddleware({ base_dir: i.baseDir })); // 5
+  add(createSandboxMiddleware({ provider: i.provider })); // 6
+  add(createDanglingToolCallMiddleware()); // 7
+  add(i.shared.llmErrorHandling); // 8
+  if (c.guardrails?.enabled) {
+    // 9b
+    add(
+      createGuardrailMiddleware({
+        provider: resolveGuardrailProvider(c.guardrails.provider as never),
+        fail_closed: c.guardrails.fail_closed,
+        passport: c.guardrails.passport ?? null,
+      }),
+    );
+  }
+  add(createSandboxAuditMiddleware()); // 10
+  add(c.read_before_write?.enabled !== false && createReadBeforeWriteMiddleware({ provider: i.provider })); // 11
+  add(createToolErrorHandlingMiddleware()); // 13
+  add(
+    !i.subagent &&
+      createDynamicContextMiddleware({
+        injection_enabled: c.memory?.injection_enabled ?? true,
+        agent_name: i.agentName ?? null,
+        memoryProvider: i.memoryProvider,
+      }),
+  ); // 14
+  if (c.summarization?.enabled) {
+    add(
+      createSummarizationMiddleware({
+        ...section<object>(c.summarization),
+        resolveModel: i.resolveModel,
+        contextWindow: i.contextWindow ?? undefined,
+      } as never),
+    ); // 18
+  }
+  add(!i.subagent && i.isPlanMode && createTodoMiddleware()); // 19
+  add(c.token_usage?.enabled !== false && createTokenUsageMiddleware({ enabled: true })); // 20
+  add(!i.subagent && c.title?.enabled !== false && createTitleMiddleware({ ...section<object>(c.title), resolveModel: i.resolveModel } as never)); // 21
+  add(i.supportsVision && createViewImageMiddleware({ supportsVision: true })); // 23
+  add(createSystemMessageCoalescingMiddleware()); // 26
+  add(c.loop_detection?.enabled !== false && i.shared.loopDetection); // 28
+  add(c.token_budget?.enabled === true && createTokenBudgetMiddleware(section(c.token_budget))); // 29
+  for (const mw of i.custom ?? []) add(mw); // 30
+  add(createTerminalResponseMiddleware()); // 32
+  add(createModelLengthFinishReasonMiddleware()); // 33
+  add(c.safety_finish_reason?.enabled !== false && createSafetyFinishReasonMiddleware(section(c.safety_finish_reason))); // 34
+  add(!i.subagent && createClarificationMiddleware()); // 35, always last
+  return chain;
+}

@@ -1,0 +1,106 @@
+import { ConfigError } from "../errors";
+import {
+  createBashTool,
+  createGlobTool,
+  createGrepTool,
+  createLsTool,
+  createReadFileTool,
+  createStrReplaceTool,
+  createWriteFileTool,
+} from "../builtins/sandbox-tools";
+import type { SandboxToolOptions } from "../builtins/sandbox-tools";
+import type { ToolDefinition } from "../tools";
+
+/** A `tools:` entry of config.yaml. */
+export interface ToolConfigEntry {
+  name: string;
+  group?: string | null;
+  use: string;
+  [key: string]: unknown;
+}
+
+type Factory = (opts: SandboxToolOptions) => ToolDefinition;
+
+const SANDBOX_FACTORIES: Record<string, Factory> = {
+  bash: createBashTool,
+  ls: createLsTool,
+  glob: createGlobTool,
+  grep: createGrepTool,
+  read_file: createReadFileTool,
+  write_file: createWriteFileTool,
+  str_replace: createStrReplaceTool,
+};
+
+/** Tool `use:` values we resolve: our ids and DeerFlow's class paths. */
+export function builtinToolUses(): string[] {
+  const out: string[] = [];
+  for (const name of Object.keys(SANDBOX_FACTORIES)) out.push(`deerflow.sandbox.tools:${name}_tool`, `sandbox:${name}`);
+  return out.sort();
+}
+
+function sandboxToolName(use: string): string | undefined {
+  const m = /^deerflow\.sandbox\.tools:([a-z_]+)_tool$/.exec(use) ?? /^sandbox:([a-z_]+)$/.exec(use);
+  return m && SANDBOX_FACTORIES[m[1]] ? m[1] : undefined;
+}
+
+/** DeerFlow community tools we recognise but do not ship yet (skipped with a warning). */
+const KNOWN_COMMUNITY = /^deerflow\.community\.[a-z0-9_]+\.tools:[a-z_]+$/;
+
+/** Options of {@link assembleConfiguredTools}. */
+export interface AssembleToolsOptions {
+  sandbox: SandboxToolOptions;
+  /** Only entries of these groups (a custom agent's `tool_groups`); undefined = all. */
+  groups?: string[] | null;
+  /** Whether bash may run (false for the local provider without `allow_host_bash`). */
+  bashAllowed: boolean;
+  warn(message: string): void;
+}
+
+/**
+ * Resolve config `tools:` entries by `use:` (DeerFlow's step 1 of tool
+ * assembly): filter by `groups`, drop bash-group tools when bash is not
+ * allowed, map DeerFlow class paths to our tools. Unknown `use` values are a
+ * ConfigError naming the entry; recognised-but-unshipped community tools are
+ * skipped with a warning so DeerFlow's example config still loads.
+ */
+export function assembleConfiguredTools(entries: readonly ToolConfigEntry[], options: AssembleToolsOptions): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  entries.forEach((entry, i) => {
+    if (options.groups && !(entry.group && options.groups.includes(entry.group))) return;
+    const sandboxName = sandboxToolName(entry.use);
+    const isBash = entry.group === "bash" || sandboxName === "bash";
+    if (isBash && !options.bashAllowed) return;
+    if (sandboxName) {
+      const def = SANDBOX_FACTORIES[sandboxName](options.sandbox);
+      if (entry.name !== def.name) {
+        options.warn(`tools[${i}]: configured name '${entry.name}' differs from the tool's own name '${def.name}'; using '${def.name}'`);
+      }
+      out.push(def);
+      return;
+    }
+    if (KNOWN_COMMUNITY.test(entry.use)) {
+      options.warn(`tools[${i}] '${entry.name}' (${entry.use}) is not available in this version yet; skipped`);
+      return;
+    }
+    throw new ConfigError(
+      `tools[${i}].use: unknown tool '${entry.use}' for '${entry.name}'. Supported: ${builtinToolUses().join(", ")} (DeerFlow community tools are skipped with a warning)`,
+      { details: { key: `tools[${i}].use`, value: entry.use } },
+    );
+  });
+  return out;
+}
+
+/** Dedupe by name: first wins, later duplicates are dropped with a warning. */
+export function dedupeTools(tools: readonly ToolDefinition[], warn: (m: string) => void): ToolDefinition[] {
+  const seen = new Set<string>();
+  const out: ToolDefinition[] = [];
+  for (const t of tools) {
+    if (seen.has(t.name)) {
+      warn(`duplicate tool '${t.name}' removed`);
+      continue;
+    }
+    seen.add(t.name);
+    out.push(t);
+  }
+  return out;
+}
