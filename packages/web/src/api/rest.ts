@@ -1,0 +1,97 @@
+/** Plain REST calls of the gateway (models, uploads, artifacts), as in deerflow-api.md §3. */
+
+/** A model entry of `GET /api/models`. */
+export interface ModelInfo {
+  name: string;
+  model?: string;
+  display_name?: string | null;
+  description?: string | null;
+  supports_thinking?: boolean;
+  supports_reasoning_effort?: boolean;
+}
+
+/** An entry of the upload response. */
+export interface UploadedFileInfo {
+  filename: string;
+  size: number;
+  virtual_path: string;
+  artifact_url?: string;
+}
+
+/** An HTTP failure with the server's `detail` text. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+function csrfHeader(): Record<string, string> {
+  if (typeof document === "undefined") return {};
+  const m = /(?:^|;\s*)csrf_token=([^;]+)/.exec(document.cookie);
+  return m ? { "X-CSRF-Token": decodeURIComponent(m[1]) } : {};
+}
+
+async function failure(res: Response): Promise<ApiError> {
+  let text = `${res.status} ${res.statusText}`;
+  try {
+    const body = (await res.json()) as { detail?: unknown };
+    if (body?.detail) text = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
+  } catch {
+    /* not JSON */
+  }
+  return new ApiError(res.status, text);
+}
+
+/** `GET /api/models`. */
+export async function fetchModels(base = ""): Promise<ModelInfo[]> {
+  const res = await fetch(`${base}/api/models`);
+  if (!res.ok) throw await failure(res);
+  const body = (await res.json()) as { models?: ModelInfo[] };
+  return body.models ?? [];
+}
+
+/** `POST /api/threads/{id}/uploads` (multipart, repeated `files`). */
+export async function uploadFiles(threadId: string, files: File[], base = ""): Promise<UploadedFileInfo[]> {
+  const form = new FormData();
+  for (const f of files) form.append("files", f, f.name);
+  const res = await fetch(`${base}/api/threads/${encodeURIComponent(threadId)}/uploads`, {
+    method: "POST",
+    body: form,
+    headers: csrfHeader(),
+  });
+  if (!res.ok) throw await failure(res);
+  const body = (await res.json()) as { files?: UploadedFileInfo[] };
+  return body.files ?? [];
+}
+
+/** URL of an artifact (virtual path `/mnt/user-data/...`), each segment URI-encoded. */
+export function artifactUrl(threadId: string, virtualPath: string, download = false, base = ""): string {
+  const segs = virtualPath.replace(/^\/+/, "").split("/").map(encodeURIComponent).join("/");
+  return `${base}/api/threads/${encodeURIComponent(threadId)}/artifacts/${segs}${download ? "?download=true" : ""}`;
+}
+
+/** Reads a text artifact's first MiB (Range request) for preview. */
+export async function fetchArtifactText(threadId: string, virtualPath: string, base = ""): Promise<{ text: string; truncated: boolean }> {
+  const res = await fetch(artifactUrl(threadId, virtualPath, false, base), { headers: { Range: "bytes=0-1048575" } });
+  if (res.status === 416) return { text: "", truncated: false };
+  if (!res.ok) throw await failure(res);
+  const text = await res.text();
+  const range = res.headers.get("Content-Range");
+  const total = range ? Number(range.split("/")[1]) : NaN;
+  return { text, truncated: res.status === 206 && Number.isFinite(total) && total > 1048576 };
+}
+
+/** `POST /api/threads/{id}/runs/{run_id}/cancel?wait=0&action=interrupt`; a 409 "not cancellable" is ignored. */
+export async function cancelRun(threadId: string, runId: string, base = ""): Promise<void> {
+  const res = await fetch(
+    `${base}/api/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel?wait=0&action=interrupt`,
+    { method: "POST", headers: csrfHeader() },
+  );
+  if (!res.ok && res.status !== 409 && res.status !== 404) throw await failure(res);
+}
+
+export { csrfHeader };

@@ -1,0 +1,68 @@
+/** Run options the composer sends as `context` (DeerFlow's mode → flags mapping). */
+
+/** DeerFlow chat modes. */
+export type ChatMode = "flash" | "thinking" | "pro" | "ultra";
+
+/** Reasoning effort levels. */
+export type ReasoningEffort = "low" | "medium" | "high";
+
+/** What the user picked in the toolbar. */
+export interface ChatSettings {
+  modelName?: string;
+  thinking: boolean;
+  planMode: boolean;
+  reasoningEffort: ReasoningEffort;
+}
+
+/** Builds the run `context` from the toolbar settings. */
+export function buildRunContext(settings: ChatSettings, threadId: string): Record<string, unknown> {
+  const mode: ChatMode = settings.planMode ? "pro" : settings.thinking ? "thinking" : "flash";
+  const ctx: Record<string, unknown> = {
+    mode,
+    thinking_enabled: settings.thinking,
+    is_plan_mode: settings.planMode,
+    subagent_enabled: false,
+    reasoning_effort: settings.reasoningEffort,
+    thread_id: threadId,
+  };
+  if (settings.modelName) ctx.model_name = settings.modelName;
+  return ctx;
+}
+
+/** A file the user uploaded, as sent in `additional_kwargs.files`. */
+export interface UploadedFile {
+  filename: string;
+  size: number;
+  path: string;
+  status: "uploaded";
+}
+
+/** Builds the human message the UI submits (text block + uploaded files). */
+export function buildHumanMessage(text: string, files: UploadedFile[] = []): Record<string, unknown> {
+  const additional_kwargs: Record<string, unknown> = {};
+  if (files.length) additional_kwargs.files = files;
+  return { type: "human", content: [{ type: "text", text }], additional_kwargs };
+}
+
+/** Builds the hidden clarification answer message (§2.8). */
+export function buildClarificationAnswer(
+  req: { requestId: string; source: string },
+  answer: { optionId?: string; value: string },
+): Record<string, unknown> {
+  return {
+    type: "human",
+    content: [{ type: "text", text: answer.value }],
+    additional_kwargs: {
+      hide_from_ui: true,
+      human_input_response: {
+        version: 1,
+        kind: "human_input_response",
+        source: req.source,
+        request_id: req.requestId,
+        response_kind: answer.optionId ? "option" : "text",
+        ...(answer.optionId ? { option_id: answer.optionId } : {}),
+        value: answer.value,
+      },
+    },
+  };
+}
