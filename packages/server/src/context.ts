@@ -1,10 +1,10 @@
 import type { ResolvedGatewayOptions } from "./options";
 import type { RunManager } from "./runs/run-manager";
-import type { GatewayStores } from "./store/types";
+import type { PersistenceStores } from "@deerflow/harness";
 
 /** What every route module receives. */
 export interface GatewayContext {
   options: ResolvedGatewayOptions;
-  stores: GatewayStores;
+  stores: PersistenceStores;
   runs: RunManager;
 }

@@ -1,6 +1,7 @@
 import fs from "node:fs";
-import path from "node:path";
 import type { AddressInfo } from "node:net";
+import { openSqliteStores, PathAccessError, persistenceDbPath, UploadError } from "@deerflow/harness";
+import type { PersistenceStores } from "@deerflow/harness";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { Context } from "hono";
@@ -18,15 +19,13 @@ import { registerThreadRoutes } from "./routes/threads";
 import { registerUploadRoutes } from "./routes/uploads";
 import { RunManager } from "./runs/run-manager";
 import { defaultWebDist, registerStaticUi } from "./static-ui";
-import { openSqliteStores } from "./store/sqlite-stores";
-import type { GatewayStores } from "./store/types";
 
 /** A running (or startable) gateway. */
 export interface Gateway {
   /** The Hono app (usable in-process with `app.request()`). */
   readonly app: Hono;
   readonly options: ResolvedGatewayOptions;
-  readonly stores: GatewayStores;
+  readonly stores: PersistenceStores;
   readonly runs: RunManager;
   /** Runs found `pending`/`running` at startup and marked `error`. */
   readonly recoveredRuns: string[];
@@ -42,6 +41,9 @@ function onError(log: (m: string) => void) {
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
       return c.json({ detail: err.detail }, err.status as 400);
     }
+    // harness upload/artifact errors carry their HTTP status; the client gets the same errors
+    if (err instanceof UploadError) return c.json({ detail: err.message }, err.status as 400);
+    if (err instanceof PathAccessError) return c.json({ detail: err.message }, 403);
     log(`[gateway] ${c.req.method} ${new URL(c.req.url).pathname} failed: ${err.name}: ${err.message}`);
     return c.json({ detail: "Internal server error" }, 500);
   };
@@ -55,7 +57,7 @@ function onError(log: (m: string) => void) {
  */
 export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   const options = resolveOptions(input);
-  const stores = options.stores ?? openSqliteStores(options.database ?? path.join(options.dataDir, "gateway.db"));
+  const stores = options.stores ?? openSqliteStores(options.database ?? persistenceDbPath(options.dataDir));
   const ts = new Date().toISOString();
   const recovered = await stores.runs.recoverOrphans(ts);
   for (const t of await stores.threads.listRunning()) await stores.threads.update(t.threadId, { status: "error", updatedAt: ts });

@@ -1,4 +1,4 @@
-import { DeerFlowError } from "../../harness/src/errors";
+import { DeerFlowError } from "@deerflow/harness";
 
 /**
  * An error that maps to an HTTP status with a client-safe `detail`

@@ -4,21 +4,25 @@
  */
 export { createGateway, startServer } from "./gateway";
 export type { Gateway } from "./gateway";
-export type { AgentFactory, AgentRunConfig, GatewayOptions, ModelInfo, UploadLimits } from "./options";
+export type { AgentFactory, AgentRunConfig, GatewayAppConfig, GatewayOptions } from "./options";
 export { HttpError } from "./http-error";
-export { openSqliteStores } from "./store/sqlite-stores";
+// Persistence, model and upload types live in the harness (shared with the
+// embedded client); re-exported under their earlier server names.
+export { openSqliteStores } from "@deerflow/harness";
 export type {
-  GatewayStores,
+  PersistenceStores as GatewayStores,
   MessageRow,
   MessageStore,
+  ModelInfo,
   MultitaskStrategy,
   RunRecord,
-  RunStatus,
+  RunRecordStatus as RunStatus,
   RunStore,
   RunUsage,
   ThreadRecord,
   ThreadStore,
-} from "./store/types";
+  UploadLimits,
+} from "@deerflow/harness";
 export { RunEventBuffer } from "./sse/event-buffer";
 export { formatFrame, parseEventId } from "./sse/frame";
 export { runCreateRequestSchema } from "./runs/run-request";

@@ -1,7 +1,6 @@
 import path from "node:path";
-import type { CheckpointStore } from "../../harness/src/checkpoints";
-import type { Agent } from "../../harness/src/runtime/types";
-import type { GatewayStores } from "./store/types";
+import { DEFAULT_UPLOAD_LIMITS } from "@deerflow/harness";
+import type { Agent, CheckpointStore, ModelEntry, PersistenceStores, UploadLimits } from "@deerflow/harness";
 
 /** What the gateway hands the agent factory for one run (or for state reads). */
 export interface AgentRunConfig {
@@ -16,23 +15,6 @@ export interface AgentRunConfig {
 /** Builds the agent for a run. The server never reaches into runtime internals. */
 export type AgentFactory = (config: AgentRunConfig) => Agent | Promise<Agent>;
 
-/** One configured model as the gateway lists it (no secrets). */
-export interface ModelInfo {
-  name: string;
-  model: string;
-  display_name: string | null;
-  description: string | null;
-  supports_thinking: boolean;
-  supports_reasoning_effort: boolean;
-}
-
-/** Upload limits (bytes / counts). */
-export interface UploadLimits {
-  max_files: number;
-  max_file_size: number;
-  max_total_size: number;
-}
-
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
   /** Builds the agent for each run (and for state reads with an empty config). */
@@ -41,16 +23,26 @@ export interface GatewayOptions {
   checkpointer?: CheckpointStore;
   /** Data dir for the SQLite database (default `.deer-flow`). */
   dataDir?: string;
-  /** Gateway stores; default: SQLite `{dataDir}/gateway.db`, or `database` when given. */
-  stores?: GatewayStores;
+  /**
+   * Thread/run/transcript stores; default: SQLite `{dataDir}/gateway.db`
+   * (harness `persistenceDbPath`, the file the embedded client opens too), or
+   * `database` when given.
+   */
+  stores?: PersistenceStores;
   /** A SQLite path or open better-sqlite3 database for the gateway tables. */
   database?: string | import("better-sqlite3").Database;
   /** Root of per-thread files: `{baseDir}/users/{user}/threads/{thread}/user-data/...` (default `dataDir`). */
   baseDir?: string;
   /** Raw model entries from config (`name`, `model`, `display_name`, …); secrets are never listed. */
-  models?: Array<Record<string, unknown>>;
-  /** `token_usage.enabled` of `/api/models`. */
+  models?: ModelEntry[];
+  /** `token_usage.enabled` of `/api/models` (default false; `appConfig` wins when given). */
   tokenUsageEnabled?: boolean;
+  /**
+   * The app config's `models`, `token_usage` and `uploads` sections. When
+   * given, `/api/models` and the upload limits come from it exactly as the
+   * embedded client derives them, overriding `models`/`tokenUsageEnabled`/`uploads`.
+   */
+  appConfig?: GatewayAppConfig;
   /** `/api/suggestions/config`. */
   suggestions?: { enabled: boolean; max_suggestions: number };
   /** Upload limits (defaults 10 files, 50 MiB per file, 100 MiB total). */
@@ -75,9 +67,18 @@ export interface GatewayOptions {
   log?: (message: string) => void;
 }
 
+/** The parts of an app config the gateway reads. */
+export interface GatewayAppConfig {
+  models: ModelEntry[];
+  token_usage?: { enabled?: boolean } | null;
+  uploads?: Partial<UploadLimits> | null;
+}
+
 /** Options with defaults applied. */
 export interface ResolvedGatewayOptions extends GatewayOptions {
   dataDir: string;
+  models: ModelEntry[];
+  tokenUsageEnabled: boolean;
   baseDir: string;
   uploads: UploadLimits;
   heartbeatMs: number;
@@ -93,11 +94,18 @@ export interface ResolvedGatewayOptions extends GatewayOptions {
 /** Apply defaults. */
 export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
   const dataDir = path.resolve(o.dataDir ?? ".deer-flow");
+  const cfg = o.appConfig;
+  const uploads = cfg ? (cfg.uploads ?? {}) : (o.uploads ?? {});
   return {
     ...o,
     dataDir,
+    models: cfg ? cfg.models : (o.models ?? []),
+    tokenUsageEnabled: cfg ? cfg.token_usage?.enabled !== false : (o.tokenUsageEnabled ?? false),
     baseDir: path.resolve(o.baseDir ?? dataDir),
-    uploads: { max_files: 10, max_file_size: 50 * 1024 * 1024, max_total_size: 100 * 1024 * 1024, ...(o.uploads ?? {}) },
+    uploads: {
+      ...DEFAULT_UPLOAD_LIMITS,
+      ...Object.fromEntries(Object.entries(uploads).filter(([k, v]) => k in DEFAULT_UPLOAD_LIMITS && typeof v === "number")),
+    },
     heartbeatMs: o.heartbeatMs ?? 15_000,
     replayBufferSize: o.replayBufferSize ?? 256,
     reapAfterMs: o.reapAfterMs ?? 60_000,

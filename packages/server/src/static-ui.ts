@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Hono } from "hono";
-import { guessContentType } from "./files/mime";
+import { guessMimeType } from "@deerflow/harness";
 
 /** `packages/web/dist` relative to this package. */
 export function defaultWebDist(): string {
@@ -23,7 +23,7 @@ export function registerStaticUi(app: Hono, dir: string): void {
     const inside = file === root || file.startsWith(root + path.sep);
     if (!inside || !fs.existsSync(file) || fs.statSync(file).isDirectory()) file = path.join(root, "index.html");
     const body = await fs.promises.readFile(file);
-    const type = guessContentType(file);
+    const type = guessMimeType(file);
     const cache = file.includes(`${path.sep}assets${path.sep}`) ? "public, max-age=31536000, immutable" : "no-cache";
     return c.body(body, 200, { "Content-Type": type.startsWith("text/") ? `${type}; charset=utf-8` : type, "Cache-Control": cache });
   });

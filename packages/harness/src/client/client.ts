@@ -8,15 +8,17 @@ import type { AppConfig } from "../config";
 import { ConfigError, DeerFlowError } from "../errors";
 import { humanMessage } from "../messages";
 import type { Message } from "../messages";
-import { assertThreadId } from "../runtime";
-import type { Agent } from "../runtime";
+import { createMemoryStores, emptyUsage, openSqliteStores, persistenceDbPath, runUsageFromMessages } from "../persistence";
+import type { PersistenceStores, RunRecordStatus } from "../persistence";
+import { assertThreadId, isAbortError } from "../runtime";
+import type { Agent, RunResult } from "../runtime";
 import { DEFAULT_LOCAL_USER, readArtifact, threadPaths, UploadError, UploadManager } from "../uploads";
 import type { ThreadPaths, UploadDeleteResponse, UploadListResponse, UploadResponse } from "../uploads";
 import { basicAgentFactory } from "./default-agent-factory";
-import { buildModelsResponse, buildThreadResponse, toJsonSafe } from "./gateway-shapes";
+import { buildModelsResponse, threadDetailResponse, threadSummaryResponse, toJsonSafe } from "./gateway-shapes";
 import type { ModelsResponse, ThreadResponse } from "./gateway-shapes";
+import { importLegacyThreadIndex } from "./legacy-thread-index";
 import { ClientStreamTranslator } from "./stream-translator";
-import { ThreadIndex } from "./thread-index";
 import type { AgentFactory, ClientRunOptions, ClientRuntimeConfig, ClientStreamEvent, DeerFlowClientOptions } from "./types";
 
 /** The answer of {@link DeerFlowClient.getArtifact}. */
@@ -25,10 +27,20 @@ export interface ClientArtifact {
   mimeType: string;
 }
 
+function now(): string {
+  return new Date().toISOString();
+}
+
+function threadNotFound(threadId: string): UploadError {
+  return new UploadError("thread_not_found", `Thread ${threadId} not found`, 404, { details: { thread_id: threadId } });
+}
+
 /**
  * DeerFlow without a server: runs the agent in-process, keeps threads in the
- * configured checkpointer and thread files under `{dataDir}/users/…`, and
- * answers with the same JSON shapes as the gateway.
+ * configured checkpointer, thread metadata, run records and transcripts in
+ * the same stores as the gateway (`{dataDir}/gateway.db`), thread files under
+ * `{dataDir}/users/…`, and answers with the gateway's JSON shapes, built by
+ * the same functions.
  */
 export class DeerFlowClient {
   readonly dataDir: string;
@@ -41,7 +53,8 @@ export class DeerFlowClient {
   private ownsStore = false;
   private agent: Agent | undefined;
   private agentKey: string | undefined;
-  private readonly threads: ThreadIndex;
+  private storesOpening: Promise<PersistenceStores> | undefined;
+  private ownsStores = false;
 
   constructor(options: DeerFlowClientOptions = {}) {
     this.options = options;
@@ -54,7 +67,6 @@ export class DeerFlowClient {
       this.config = options.appConfig;
       this.configLoaded = true;
     }
-    this.threads = new ThreadIndex(path.join(this.dataDir, "data", "client-threads.json"));
   }
 
   /**
@@ -77,19 +89,46 @@ export class DeerFlowClient {
     return this.config;
   }
 
+  private databaseBackend(): string {
+    const backend = this.appConfig?.database?.backend ?? "sqlite";
+    if (backend !== "memory" && backend !== "sqlite") {
+      throw new ConfigError(`database.backend '${backend}' is not supported by the embedded client; use sqlite or memory.`, {
+        details: { key: "database.backend" },
+      });
+    }
+    return backend;
+  }
+
+  /**
+   * Thread metadata, run records and transcripts: `options.stores`, else the
+   * gateway's SQLite file `{dataDir}/gateway.db` (in-memory stores with
+   * `database.backend: memory`). The old JSON thread index is imported once.
+   */
+  async persistence(): Promise<PersistenceStores> {
+    if (!this.storesOpening) {
+      this.storesOpening = (async () => {
+        let stores = this.options.stores;
+        if (!stores) {
+          stores = this.databaseBackend() === "memory" ? createMemoryStores() : openSqliteStores(persistenceDbPath(this.dataDir));
+          this.ownsStores = true;
+        }
+        await importLegacyThreadIndex(this.dataDir, stores.threads, this.userId);
+        return stores;
+      })();
+      this.storesOpening.catch(() => (this.storesOpening = undefined));
+    }
+    return this.storesOpening;
+  }
+
   private checkpointer(): CheckpointStore | Checkpointer {
     if (!this.store) {
-      const backend = this.appConfig?.database?.backend ?? "sqlite";
+      const backend = this.databaseBackend();
       if (backend === "memory") this.store = new MemoryCheckpointStore();
-      else if (backend === "sqlite") {
+      else {
         const dbDir = path.join(this.dataDir, "data");
         // better-sqlite3 creates the file but not its directory
         mkdirSync(dbDir, { recursive: true });
         this.store = new SqliteCheckpointStore(path.join(dbDir, "deerflow.db"));
-      } else {
-        throw new ConfigError(`database.backend '${backend}' is not supported by the embedded client; use sqlite or memory.`, {
-          details: { key: "database.backend" },
-        });
       }
       this.ownsStore = true;
     }
@@ -148,9 +187,14 @@ export class DeerFlowClient {
     const runId = randomUUID();
     const translator = new ClientStreamTranslator(historical);
     const rc = this.runtimeConfig(options);
-    this.threads.upsert(threadId, { status: "running" });
+    const stores = await this.persistence();
+    const startedAt = now();
+    const row = await stores.threads.get(threadId);
+    if (row && row.userId !== this.userId) throw threadNotFound(threadId);
+    if (row) await stores.threads.update(threadId, { status: "running", updatedAt: startedAt });
+    else await stores.threads.create({ threadId, userId: this.userId, status: "running", metadata: {}, displayName: null, createdAt: startedAt, updatedAt: startedAt });
     const input = humanMessage(message, { additional_kwargs: { ...(options.additionalKwargs ?? {}), run_id: runId } });
-    const context = {
+    const context: Record<string, unknown> = {
       thread_id: threadId,
       run_id: runId,
       user_id: this.userId,
@@ -158,30 +202,89 @@ export class DeerFlowClient {
       ...(rc.agent_name ? { agent_name: rc.agent_name } : {}),
       ...(options.context ?? {}),
     };
-    const run = agent.stream(
-      { messages: [input] },
-      {
-        threadId,
-        runId,
-        context,
-        configurable: { ...rc, thread_id: threadId },
-        streamMode: ["values", "messages", "custom"],
-        signal: options.signal,
-        recursionLimit: options.recursionLimit,
-      },
-    );
-    for await (const event of run) {
-      for (const out of translator.translate(event)) yield out;
+    await stores.runs.create({
+      runId,
+      threadId,
+      userId: this.userId,
+      assistantId: rc.agent_name ?? "lead_agent",
+      status: "running",
+      metadata: {},
+      kwargs: toJsonSafe({ input: { messages: [input] }, config: { configurable: rc }, context: options.context ?? {} }),
+      multitaskStrategy: "reject",
+      createdAt: startedAt,
+      updatedAt: startedAt,
+      usage: emptyUsage(),
+      stopReason: null,
+      error: null,
+      modelName: rc.model_name ?? null,
+    });
+    let result: RunResult | undefined;
+    let failure: unknown;
+    try {
+      const run = agent.stream(
+        { messages: [input] },
+        {
+          threadId,
+          runId,
+          context,
+          configurable: { ...rc, thread_id: threadId },
+          streamMode: ["values", "messages", "custom"],
+          signal: options.signal,
+          recursionLimit: options.recursionLimit,
+        },
+      );
+      for await (const event of run) {
+        for (const out of translator.translate(event)) yield out;
+      }
+      result = await run.result;
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      // also runs when the consumer stops iterating early (recorded as interrupted)
+      await this.recordRunEnd(stores, agent, { threadId, runId, historical, context }, result, failure);
     }
-    const result = await run.result;
-    const title = typeof result.state.title === "string" ? result.state.title : null;
-    const status = result.status === "success" ? "idle" : result.status === "cancelled" ? "interrupted" : result.status;
-    this.threads.upsert(threadId, { status, ...(title ? { title } : {}) });
+    if (!result) return;
     if (result.status === "error") {
       const err = result.error ?? new DeerFlowError("run_failed", "The run failed");
       throw err;
     }
     yield { type: "end", data: { usage: { ...translator.usage }, thread_id: threadId, run_id: runId, status: result.status } };
+  }
+
+  /** Store the run's outcome the way the gateway's run manager does (run record, transcript, thread status and title). */
+  private async recordRunEnd(
+    stores: PersistenceStores,
+    agent: Agent,
+    run: { threadId: string; runId: string; historical: Set<string>; context: Record<string, unknown> },
+    result: RunResult | undefined,
+    failure: unknown,
+  ): Promise<void> {
+    let status: RunRecordStatus;
+    let error: string | null = null;
+    if (result) {
+      status = result.status === "success" ? "success" : result.status === "error" ? "error" : "interrupted";
+      if (status === "error") error = result.error?.message ?? "Run failed";
+    } else if (failure !== undefined) {
+      status = isAbortError(failure) ? "interrupted" : "error";
+      if (status === "error") error = failure instanceof Error ? failure.message : String(failure);
+    } else {
+      status = "interrupted";
+    }
+    const ts = now();
+    let usage = emptyUsage();
+    let title: string | undefined;
+    try {
+      const values = (result?.state ?? (await agent.getState(run.threadId))?.values) as Record<string, unknown> | undefined;
+      const messages = (values?.messages ?? []) as Message[];
+      usage = runUsageFromMessages(messages, run.historical, run.context);
+      await stores.messages.record(run.threadId, run.runId, toJsonSafe(messages) as unknown as Array<Record<string, unknown>>, ts);
+      if (typeof values?.title === "string" && values.title) title = values.title;
+    } catch {
+      // bookkeeping must not hide the run's own outcome
+    }
+    await stores.runs.update(run.runId, { status, error, usage, updatedAt: ts });
+    await stores.threads.update(run.threadId, { status: status === "success" ? "idle" : status, updatedAt: ts, ...(title ? { displayName: title } : {}) });
   }
 
   /**
@@ -207,36 +310,28 @@ export class DeerFlowClient {
     return order.length ? texts.get(order[order.length - 1])! : "";
   }
 
-  /** Recent threads, newest first, as gateway ThreadResponse objects (`values` = `{title}`). */
-  async listThreads(limit = 10): Promise<ThreadResponse[]> {
-    return this.threads.list(limit).map((t) =>
-      buildThreadResponse({
-        threadId: t.thread_id,
-        status: t.status,
-        createdAt: t.created_at,
-        updatedAt: t.updated_at,
-        metadata: t.metadata,
-        values: { title: t.title ?? "" },
-      }),
-    );
+  /**
+   * Recent threads as `POST /api/threads/search` lists them: pinned first,
+   * then newest; `values` is `{title}` once the thread has a title, else `{}`.
+   * Includes threads created through the gateway on the same data dir.
+   */
+  async listThreads(limit = 10, offset = 0): Promise<ThreadResponse[]> {
+    const stores = await this.persistence();
+    const rows = await stores.threads.search({ userId: this.userId, limit, offset });
+    return rows.map(threadSummaryResponse);
   }
 
   /** One thread with its full state as `values` (gateway `GET /api/threads/{id}` shape). */
   async getThread(threadId: string): Promise<ThreadResponse> {
     assertThreadId(threadId);
+    const stores = await this.persistence();
+    const row = await stores.threads.get(threadId);
+    const owned = row && row.userId === this.userId ? row : undefined;
     const agent = await this.getAgent();
     const snap = await agent.getState(threadId);
-    const entry = this.threads.get(threadId);
-    if (!snap && !entry) throw new UploadError("thread_not_found", `Thread ${threadId} not found`, 404, { details: { thread_id: threadId } });
-    const status = snap?.interrupts.length ? "interrupted" : (entry?.status ?? "idle");
-    return buildThreadResponse({
-      threadId,
-      status,
-      createdAt: entry?.created_at ?? snap?.createdAt ?? new Date().toISOString(),
-      updatedAt: entry?.updated_at ?? snap?.createdAt ?? new Date().toISOString(),
-      metadata: entry?.metadata ?? {},
-      values: snap ? toJsonSafe(snap.values as Record<string, unknown>) : {},
-    });
+    const response = threadDetailResponse(threadId, owned, snap, this.userId);
+    if (!response) throw threadNotFound(threadId);
+    return response;
   }
 
   /** The final messages of a thread (empty when unknown). */
@@ -253,12 +348,11 @@ export class DeerFlowClient {
   /** Upload host files into the thread's uploads directory (gateway upload response shape). */
   async uploadFiles(threadId: string, filePaths: readonly string[]): Promise<UploadResponse> {
     const paths = this.threadPaths(threadId);
-    const result = await this.uploads().save(
+    // like the gateway, uploading does not create the thread
+    return this.uploads().save(
       paths,
       filePaths.map((p) => ({ filename: path.basename(p), sourcePath: path.resolve(p) })),
     );
-    if (!this.threads.get(threadId)) this.threads.upsert(threadId, {});
-    return result;
   }
 
   /** List the thread's uploads (`{files, count}`). */
@@ -283,11 +377,15 @@ export class DeerFlowClient {
     return cfg ? buildModelsResponse(cfg) : { models: [], token_usage: { enabled: true } };
   }
 
-  /** Release the checkpointer the client opened itself. */
+  /** Release the checkpointer and stores the client opened itself. */
   async close(): Promise<void> {
     if (this.ownsStore && this.store && "close" in this.store && typeof this.store.close === "function") await this.store.close();
     this.store = undefined;
     this.ownsStore = false;
+    const opening = this.storesOpening;
+    this.storesOpening = undefined;
+    if (opening && this.ownsStores) await (await opening.catch(() => undefined))?.close();
+    this.ownsStores = false;
     this.resetAgent();
   }
 }

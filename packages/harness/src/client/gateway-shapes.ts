@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { AppConfig } from "../config";
+import type { ThreadRecord } from "../persistence";
+import type { StateSnapshot } from "../runtime";
 
 /** One entry of `GET /api/models` (deerflow-api.md §3.4). */
 export const modelInfoSchema = z.object({
@@ -21,20 +23,34 @@ export const modelsResponseSchema = z.object({
 /** Response of `GET /api/models`. */
 export type ModelsResponse = z.infer<typeof modelsResponseSchema>;
 
-/** Build one {@link ModelInfo} from a `models:` entry. */
-export function buildModelInfo(m: AppConfig["models"][number]): ModelInfo {
+/**
+ * A `models:` entry: a validated config entry or a raw one. Only the listed
+ * keys are read, so secrets (`api_key`, …) can never reach the listing.
+ */
+export type ModelEntry = AppConfig["models"][number] | Record<string, unknown>;
+
+/** Build one {@link ModelInfo} from a `models:` entry (missing `model` falls back to `name`). */
+export function buildModelInfo(entry: ModelEntry): ModelInfo {
+  const m = entry as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === "string" ? v : null);
   return {
-    name: m.name,
-    model: m.model,
-    display_name: m.display_name ?? null,
-    description: m.description ?? null,
-    supports_thinking: !!m.supports_thinking,
-    supports_reasoning_effort: !!m.supports_reasoning_effort,
+    name: String(m.name ?? ""),
+    model: String(m.model ?? m.name ?? ""),
+    display_name: str(m.display_name),
+    description: str(m.description),
+    supports_thinking: m.supports_thinking === true,
+    supports_reasoning_effort: m.supports_reasoning_effort === true,
   };
 }
 
+/** What {@link buildModelsResponse} reads: the `models:` list and `token_usage.enabled` (default true). */
+export interface ModelsSource {
+  models: readonly ModelEntry[];
+  token_usage?: { enabled?: boolean } | null;
+}
+
 /** Build the `GET /api/models` body from the app config (shared by gateway and client). */
-export function buildModelsResponse(config: Pick<AppConfig, "models" | "token_usage">): ModelsResponse {
+export function buildModelsResponse(config: ModelsSource): ModelsResponse {
   return {
     models: config.models.map(buildModelInfo),
     token_usage: { enabled: config.token_usage?.enabled !== false },
@@ -80,4 +96,51 @@ export function buildThreadResponse(input: ThreadResponseInput): ThreadResponse 
     values: toJsonSafe(input.values ?? {}),
     interrupts: {},
   };
+}
+
+/** A stored thread row as a ThreadResponse (`values` defaults to `{}`, `status` to the stored one). */
+export function threadRecordResponse(record: ThreadRecord, values: Record<string, unknown> = {}, status?: string): ThreadResponse {
+  return buildThreadResponse({
+    threadId: record.threadId,
+    status: status ?? record.status,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    metadata: record.metadata,
+    values,
+  });
+}
+
+/**
+ * A thread as `POST /threads/search` lists it: `values` is `{title}` from the
+ * stored display name, `{}` while the thread has no title yet.
+ */
+export function threadSummaryResponse(record: ThreadRecord): ThreadResponse {
+  return threadRecordResponse(record, record.displayName ? { title: record.displayName } : {});
+}
+
+/**
+ * Status of `GET /threads/{id}`: a checkpoint with pending tasks or
+ * interrupts → `interrupted` (unless a run is executing), otherwise the
+ * stored status (`idle` when there is no row).
+ */
+export function deriveThreadStatus(record: ThreadRecord | undefined, snapshot: StateSnapshot | undefined): string {
+  if (snapshot && (snapshot.interrupts.length > 0 || snapshot.next.length > 0) && record?.status !== "running") return "interrupted";
+  return record?.status ?? "idle";
+}
+
+/**
+ * `GET /threads/{id}`: the stored row (or, for a thread that only exists as
+ * checkpoints, a row dated at the latest checkpoint) with the full state as
+ * `values`. Returns undefined when neither exists (→ 404).
+ */
+export function threadDetailResponse(
+  threadId: string,
+  record: ThreadRecord | undefined,
+  snapshot: StateSnapshot | undefined,
+  userId: string,
+): ThreadResponse | undefined {
+  if (!record && !snapshot) return undefined;
+  const ts = snapshot?.createdAt ?? new Date().toISOString();
+  const rec: ThreadRecord = record ?? { threadId, userId, status: "idle", metadata: {}, displayName: null, createdAt: ts, updatedAt: ts };
+  return threadRecordResponse(rec, (snapshot?.values as Record<string, unknown> | undefined) ?? {}, deriveThreadStatus(record, snapshot));
 }

@@ -2,20 +2,23 @@ export { DeerFlowClient } from "./client";
 export type { ClientArtifact } from "./client";
 export { basicAgentFactory, BASIC_AGENT_PROMPT } from "./default-agent-factory";
 export { ClientStreamTranslator, serializeClientMessage } from "./stream-translator";
-export { ThreadIndex } from "./thread-index";
-export type { ThreadIndexEntry } from "./thread-index";
+export { importLegacyThreadIndex, LEGACY_THREAD_INDEX_PATH } from "./legacy-thread-index";
 export { buildHumanInputResponse, findClarificationRequest } from "./human-input";
 export type { HumanInputAnswer, PendingClarification } from "./human-input";
 export {
   buildModelInfo,
   buildModelsResponse,
   buildThreadResponse,
+  deriveThreadStatus,
   modelInfoSchema,
   modelsResponseSchema,
+  threadDetailResponse,
+  threadRecordResponse,
   threadResponseSchema,
+  threadSummaryResponse,
   toJsonSafe,
 } from "./gateway-shapes";
-export type { ModelInfo, ModelsResponse, ThreadResponse, ThreadResponseInput } from "./gateway-shapes";
+export type { ModelEntry, ModelInfo, ModelsResponse, ModelsSource, ThreadResponse, ThreadResponseInput } from "./gateway-shapes";
 export type {
   AgentBuildRequest,
   AgentFactory,

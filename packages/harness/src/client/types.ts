@@ -1,5 +1,6 @@
 import type { CheckpointStore, Checkpointer } from "../checkpoints";
 import type { AppConfig } from "../config";
+import type { PersistenceStores } from "../persistence";
 import type { Agent } from "../runtime";
 
 /** Per-agent runtime options (DeerFlow's `configurable` keys). */
@@ -37,6 +38,12 @@ export interface DeerFlowClientOptions {
   appConfig?: AppConfig;
   /** Where threads are persisted (default: `database:` of the config; SQLite in `{dataDir}/data/deerflow.db`). */
   checkpointer?: CheckpointStore | Checkpointer;
+  /**
+   * Thread metadata / run / transcript stores (default: the gateway's SQLite
+   * file `{dataDir}/gateway.db`, so both list the same threads; in-memory with
+   * `database.backend: memory`). Stores passed in are not closed by the client.
+   */
+  stores?: PersistenceStores;
   modelName?: string;
   /** Default true. */
   thinkingEnabled?: boolean;

@@ -48,23 +48,31 @@ function within(root: string, target: string): boolean {
   return target === root || target.startsWith(root + path.sep);
 }
 
+/** An artifact located on disk (not read yet). */
+export interface ResolvedArtifact {
+  /** Real host path (symlinks resolved, inside the thread's real user-data directory). */
+  hostPath: string;
+  size: number;
+  /** Guessed from the extension; unknown text-like files are `text/plain`. */
+  mimeType: string;
+}
+
+/** Bytes sniffed to tell text from binary for unknown extensions. */
+const SNIFF_BYTES = 8192;
+
 /**
- * Read an artifact of a thread. The real path (symlinks resolved) must stay
- * inside the thread's real `user-data` directory, so a planted symlink to
- * `/etc/passwd` is refused (PathAccessError). Missing → 404, directory → 400
- * ({@link UploadError}). MIME type is guessed from the extension; unknown
- * text-like files are `text/plain`.
+ * Locate an artifact of a thread without reading it all (the gateway streams
+ * it, with Range support). The real path (symlinks resolved) must stay inside
+ * the thread's real `user-data` directory, so a planted symlink to
+ * `/etc/passwd` is refused (PathAccessError). Missing → 404, directory or
+ * special file → 400 ({@link UploadError}).
  */
-export async function readArtifact(paths: ThreadPaths, virtualPath: string): Promise<ArtifactContent> {
+export async function resolveArtifact(paths: ThreadPaths, virtualPath: string): Promise<ResolvedArtifact> {
   const host = artifactHostPath(paths, virtualPath);
   let real: string;
   let rootReal: string;
   try {
     real = await realpath(host);
-  } catch {
-    throw new UploadError("artifact_not_found", `Artifact not found: ${virtualPath}`, 404, { details: { path: virtualPath } });
-  }
-  try {
     rootReal = await realpath(paths.userData);
   } catch {
     throw new UploadError("artifact_not_found", `Artifact not found: ${virtualPath}`, 404, { details: { path: virtualPath } });
@@ -75,10 +83,29 @@ export async function readArtifact(paths: ThreadPaths, virtualPath: string): Pro
   const st = await stat(real);
   if (st.isDirectory()) throw new UploadError("artifact_is_directory", `'${virtualPath}' is a directory, not a file.`, 400, { details: { path: virtualPath } });
   if (!st.isFile()) throw new UploadError("artifact_not_file", `'${virtualPath}' is not a regular file.`, 400, { details: { path: virtualPath } });
-  const fh = await open(real, "r");
+  const head = Buffer.alloc(Math.min(st.size, SNIFF_BYTES));
+  if (head.length) {
+    const fh = await open(real, "r");
+    try {
+      await fh.read(head, 0, head.length, 0);
+    } finally {
+      await fh.close();
+    }
+  }
+  return { hostPath: real, size: st.size, mimeType: guessMimeType(real, head) };
+}
+
+/**
+ * Read an artifact of a thread (the embedded client's
+ * `GET /api/threads/{id}/artifacts/...`). Same checks and MIME type as
+ * {@link resolveArtifact}.
+ */
+export async function readArtifact(paths: ThreadPaths, virtualPath: string): Promise<ArtifactContent> {
+  const found = await resolveArtifact(paths, virtualPath);
+  const fh = await open(found.hostPath, "r");
   try {
     const bytes = await fh.readFile();
-    return { bytes, mimeType: guessMimeType(real, bytes.subarray(0, 8192)), size: bytes.length, hostPath: real };
+    return { bytes, mimeType: found.mimeType, size: bytes.length, hostPath: found.hostPath };
   } finally {
     await fh.close();
   }

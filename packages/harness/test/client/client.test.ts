@@ -157,7 +157,8 @@ describe("DeerFlowClient gateway-shaped helpers", () => {
     expect(list.map((t) => t.thread_id)).toEqual(["t-b", "t-a"]);
     for (const t of list) {
       expect(threadResponseSchema.strict().parse(t)).toEqual(t);
-      expect(t.values).toEqual({ title: "" });
+      // like POST /api/threads/search: {title} once titled, {} before
+      expect(t.values).toEqual({});
       expect(t.interrupts).toEqual({});
     }
     const one = await client.getThread("t-a");
@@ -192,7 +193,8 @@ describe("DeerFlowClient gateway-shaped helpers", () => {
     const outputs = client.threadPaths("t-up").outputs;
     mkdirSync(outputs, { recursive: true });
     await expect(client.getArtifact("t-up", "/mnt/user-data/outputs/../../../../../etc/passwd")).rejects.toBeInstanceOf(PathAccessError);
-    expect((await client.listThreads()).map((t) => t.thread_id)).toContain("t-up");
+    // like the gateway, uploading into a thread does not create it
+    expect((await client.listThreads()).map((t) => t.thread_id)).not.toContain("t-up");
   });
 
   it("lists models in the /api/models shape", async () => {

@@ -1,22 +1,9 @@
+import { buildModelsResponse } from "@deerflow/harness";
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
-import type { ModelInfo } from "../options";
 import { checkThreadId, readJson } from "../validate";
-
-/** Project a raw model config entry to the public listing (never secrets). */
-export function publicModel(raw: Record<string, unknown>): ModelInfo {
-  const str = (v: unknown) => (typeof v === "string" ? v : null);
-  return {
-    name: String(raw.name ?? ""),
-    model: String(raw.model ?? raw.name ?? ""),
-    display_name: str(raw.display_name),
-    description: str(raw.description),
-    supports_thinking: raw.supports_thinking === true,
-    supports_reasoning_effort: raw.supports_reasoning_effort === true,
-  };
-}
 
 const suggestionsSchema = z.looseObject({
   messages: z.array(z.unknown()).optional(),
@@ -26,11 +13,12 @@ const suggestionsSchema = z.looseObject({
 
 /** Models, features, skills, channels, suggestions (§3.4/§3.5). */
 export function registerAppInfoRoutes(app: Hono, ctx: GatewayContext): void {
-  const models = () => (ctx.options.models ?? []).map(publicModel);
+  // the embedded client's listModels() builds the same body with the same function
+  const listing = () => buildModelsResponse({ models: ctx.options.models, token_usage: { enabled: ctx.options.tokenUsageEnabled } });
 
-  app.get("/models", (c) => c.json({ models: models(), token_usage: { enabled: ctx.options.tokenUsageEnabled ?? false } }));
+  app.get("/models", (c) => c.json(listing()));
   app.get("/models/:name", (c) => {
-    const m = models().find((x) => x.name === c.req.param("name"));
+    const m = listing().models.find((x) => x.name === c.req.param("name"));
     if (!m) throw new HttpError(404, `Model '${c.req.param("name")}' not found`);
     return c.json(m);
   });

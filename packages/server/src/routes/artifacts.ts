@@ -1,12 +1,14 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
+import { resolveArtifact, threadPaths } from "@deerflow/harness";
 import type { Hono } from "hono";
 import type { GatewayContext } from "../context";
-import { FORCE_ATTACHMENT_TYPES, guessContentType } from "../files/mime";
-import { userDataDir } from "../files/thread-dirs";
 import { HttpError } from "../http-error";
 import { checkThreadId } from "../validate";
+
+/** Content types always served as attachments (XSS guard). */
+export const FORCE_ATTACHMENT_TYPES: ReadonlySet<string> = new Set(["text/html", "application/xhtml+xml", "image/svg+xml"]);
 
 /** A parsed single byte range (inclusive). */
 export interface ByteRange {
@@ -39,41 +41,10 @@ function disposition(kind: "inline" | "attachment", name: string): string {
   return `${kind}; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-function isInside(root: string, target: string): boolean {
-  const rel = path.relative(root, target);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
-
 /**
- * Resolve `mnt/user-data/...` segments to a real file under the thread's
- * user-data dir. 400 outside `mnt/user-data`, 403 on traversal or symlink
- * escape, 404 when missing, 400 for a directory.
+ * Artifact download endpoint (§3.3): inline (attachment for `?download=true`
+ * and for HTML/SVG), single byte ranges, streamed from disk.
  */
-export async function resolveArtifact(root: string, segments: string[]): Promise<{ file: string; size: number }> {
-  if (segments[0] !== "mnt" || segments[1] !== "user-data") throw new HttpError(400, "Artifact path must start with mnt/user-data");
-  const rest = segments.slice(2).filter((s) => s !== "");
-  for (const s of rest) {
-    if (s === ".." || s === "." || s.includes("/") || s.includes("\\") || s.includes("\0")) throw new HttpError(403, "Access denied: path traversal detected");
-  }
-  if (!rest.length) throw new HttpError(400, "Artifact path is a directory");
-  const target = path.join(root, ...rest);
-  if (!isInside(root, target)) throw new HttpError(403, "Access denied: path traversal detected");
-  let realRoot: string;
-  let realTarget: string;
-  try {
-    realTarget = await fs.promises.realpath(target);
-    realRoot = await fs.promises.realpath(root);
-  } catch {
-    throw new HttpError(404, `Artifact not found: /${segments.join("/")}`);
-  }
-  if (!isInside(realRoot, realTarget)) throw new HttpError(403, "Access denied: path escapes the thread's user-data directory");
-  const st = await fs.promises.stat(realTarget);
-  if (st.isDirectory()) throw new HttpError(400, "Artifact path is a directory");
-  if (!st.isFile()) throw new HttpError(400, "Artifact path is not a regular file");
-  return { file: realTarget, size: st.size };
-}
-
-/** Artifact download endpoint (§3.3). */
 export function registerArtifactRoutes(app: Hono, ctx: GatewayContext): void {
   app.get("/threads/:thread_id/artifacts/*", async (c) => {
     const threadId = checkThreadId(c.req.param("thread_id"));
@@ -86,18 +57,10 @@ export function registerArtifactRoutes(app: Hono, ctx: GatewayContext): void {
     } catch {
       throw new HttpError(400, "Malformed artifact path encoding");
     }
-    const root = userDataDir(ctx.options.baseDir, ctx.options.userId, threadId);
-    const { file, size } = await resolveArtifact(root, segments);
-    const head = Buffer.alloc(Math.min(size, 4096));
-    if (head.length) {
-      const fh = await fs.promises.open(file, "r");
-      try {
-        await fh.read(head, 0, head.length, 0);
-      } finally {
-        await fh.close();
-      }
-    }
-    const type = guessContentType(file, head);
+    // path checks (prefix, traversal, symlink escape), 404/400 and the MIME type
+    // are the harness's, shared with DeerFlowClient.getArtifact
+    const paths = threadPaths(ctx.options.baseDir, ctx.options.userId, threadId);
+    const { hostPath: file, size, mimeType: type } = await resolveArtifact(paths, `/${segments.join("/")}`);
     const download = c.req.query("download") === "true" || c.req.query("download") === "1";
     const kind = download || FORCE_ATTACHMENT_TYPES.has(type) ? "attachment" : "inline";
     const textual = type.startsWith("text/") || type === "application/json";

@@ -1,25 +1,7 @@
-import type { Message } from "../../../harness/src/messages";
-import type { StateSnapshot } from "../../../harness/src/runtime/types";
-import type { RunRecord, ThreadRecord } from "../store/types";
+import type { Message, RunRecord, StateSnapshot } from "@deerflow/harness";
 
-/** The wire `ThreadResponse`. */
-export function threadResponse(t: ThreadRecord, values: Record<string, unknown> = {}, status?: string): Record<string, unknown> {
-  return {
-    thread_id: t.threadId,
-    status: status ?? t.status,
-    created_at: t.createdAt,
-    updated_at: t.updatedAt,
-    metadata: t.metadata,
-    values,
-    interrupts: {},
-  };
-}
-
-/** Thread status derived from the latest checkpoint (pending tasks → `interrupted`). */
-export function derivedStatus(t: ThreadRecord | undefined, snap: StateSnapshot | undefined): string {
-  if (snap && (snap.interrupts.length > 0 || snap.next.length > 0) && t?.status !== "running") return "interrupted";
-  return t?.status ?? "idle";
-}
+// ThreadResponse objects are built by the harness (threadRecordResponse,
+// threadSummaryResponse, threadDetailResponse), shared with the embedded client.
 
 /** The wire shape of `GET /threads/{id}/state`. */
 export function stateResponse(threadId: string, snap: StateSnapshot): Record<string, unknown> {

@@ -1,14 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { Hono } from "hono";
 import { z } from "zod";
-import { DeerFlowError, InvalidUpdateError } from "../../../harness/src/errors";
-import type { StateSnapshot } from "../../../harness/src/runtime/types";
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import {
+  DeerFlowError,
+  InvalidUpdateError,
+  threadDetailResponse,
+  threadPaths,
+  threadRecordResponse,
+  threadSummaryResponse,
+} from "@deerflow/harness";
+import type { StateSnapshot, ThreadRecord } from "@deerflow/harness";
 import type { GatewayContext } from "../context";
-import { removeThreadFiles } from "../files/thread-dirs";
 import { HttpError, threadNotFound } from "../http-error";
-import type { ThreadRecord } from "../store/types";
 import { checkThreadId, readJson } from "../validate";
-import { derivedStatus, historyEntry, stateResponse, threadResponse } from "./thread-views";
+import { historyEntry, stateResponse } from "./thread-views";
 
 const createSchema = z.looseObject({
   thread_id: z.string().nullable().optional(),
@@ -84,12 +91,12 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     const existing = await ctx.stores.threads.get(threadId);
     if (existing) {
       if (existing.userId !== ctx.options.userId) throw new HttpError(409, `Thread ${threadId} already exists`);
-      return c.json(threadResponse(existing));
+      return c.json(threadRecordResponse(existing));
     }
     const meta = cleanMetadata(body.metadata);
     if (body.assistant_id && meta.assistant_id === undefined) meta.assistant_id = body.assistant_id;
     const rec = await createThreadRecord(ctx, threadId, meta);
-    return c.json(threadResponse(rec));
+    return c.json(threadRecordResponse(rec));
   });
 
   app.post("/threads/search", async (c) => {
@@ -109,17 +116,16 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
       limit: body.limit ?? 100,
       offset: body.offset ?? 0,
     });
-    return c.json(rows.map((t) => threadResponse(t, t.displayName ? { title: t.displayName } : {})));
+    return c.json(rows.map(threadSummaryResponse));
   });
 
   app.get("/threads/:thread_id", async (c) => {
     const threadId = checkThreadId(c.req.param("thread_id"));
     const t = await ownedThread(ctx, threadId);
     const snap = await latestSnapshot(ctx, threadId);
-    if (!t && !snap) throw threadNotFound(threadId);
-    const ts = snap?.createdAt ?? new Date().toISOString();
-    const rec: ThreadRecord = t ?? { threadId, userId: ctx.options.userId, status: "idle", metadata: {}, displayName: null, createdAt: ts, updatedAt: ts };
-    return c.json(threadResponse(rec, (snap?.values as Record<string, unknown>) ?? {}, derivedStatus(t, snap)));
+    const response = threadDetailResponse(threadId, t, snap, ctx.options.userId);
+    if (!response) throw threadNotFound(threadId);
+    return c.json(response);
   });
 
   app.patch("/threads/:thread_id", async (c) => {
@@ -131,7 +137,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     const metadata = { ...t.metadata, ...patch };
     const updatedAt = pinOnly ? t.updatedAt : new Date().toISOString();
     await ctx.stores.threads.update(threadId, { metadata, updatedAt });
-    return c.json(threadResponse({ ...t, metadata, updatedAt }));
+    return c.json(threadRecordResponse({ ...t, metadata, updatedAt }));
   });
 
   app.delete("/threads/:thread_id", async (c) => {
@@ -144,7 +150,8 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     await ctx.stores.runs.deleteByThread(threadId);
     await ctx.stores.messages.deleteByThread(threadId);
     await ctx.stores.threads.delete(threadId);
-    await removeThreadFiles(ctx.options.baseDir, ctx.options.userId, threadId);
+    // {baseDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
+    await rm(path.dirname(threadPaths(ctx.options.baseDir, ctx.options.userId, threadId).userData), { recursive: true, force: true });
     return c.json({ success: true, message: `Thread ${threadId} deleted` });
   });
 

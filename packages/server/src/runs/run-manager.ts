@@ -1,15 +1,21 @@
 import { randomUUID } from "node:crypto";
-import { DeerFlowError, RunCancelledError, ValidationError } from "../../../harness/src/errors";
-import { coerceMessage } from "../../../harness/src/messages";
-import type { Message } from "../../../harness/src/messages";
-import { Command } from "../../../harness/src/state";
-import type { Agent, RunInput, RunOptions, RunResult, StreamMode } from "../../../harness/src/runtime/types";
+import { Command, coerceMessage, DeerFlowError, emptyUsage, RunCancelledError, runUsageFromMessages, TERMINAL_RUN_STATUSES, ValidationError } from "@deerflow/harness";
+import type {
+  Agent,
+  Message,
+  MultitaskStrategy,
+  PersistenceStores,
+  RunInput,
+  RunOptions,
+  RunRecord,
+  RunRecordStatus as RunStatus,
+  RunResult,
+  RunUsage,
+  StreamMode,
+} from "@deerflow/harness";
 import { HttpError } from "../http-error";
 import type { AgentRunConfig, ResolvedGatewayOptions } from "../options";
 import { RunEventBuffer } from "../sse/event-buffer";
-import { emptyUsage } from "../store/sqlite-stores";
-import type { GatewayStores, MultitaskStrategy, RunRecord, RunStatus, RunUsage } from "../store/types";
-import { TERMINAL_RUN_STATUSES } from "../store/types";
 import { agentNameFromAssistant, CONTEXT_WHITELIST, requestedModes } from "./run-request";
 import type { ClientStreamMode, RunCreateRequest } from "./run-request";
 import { redactSecrets } from "./run-response";
@@ -75,7 +81,7 @@ export class RunManager {
   private closed = false;
 
   constructor(
-    private readonly stores: GatewayStores,
+    private readonly stores: PersistenceStores,
     private readonly options: ResolvedGatewayOptions,
   ) {}
 
@@ -317,7 +323,7 @@ export class RunManager {
         const snap = result?.state ? undefined : await agent.getState(run.threadId).catch(() => undefined);
         const finalState = (result?.state ?? snap?.values) as Record<string, unknown> | undefined;
         const messages = (finalState?.messages ?? []) as Message[];
-        usage = this.usageOf(messages, preMessageIds, run.prepared.agentConfig.context);
+        usage = runUsageFromMessages(messages, preMessageIds, run.prepared.agentConfig.context);
         await this.stores.messages.record(run.threadId, run.runId, messages as unknown as Array<Record<string, unknown>>, now());
         const title = finalState?.title;
         if (typeof title === "string" && title) {
@@ -343,29 +349,6 @@ export class RunManager {
     run.resolveDone();
     this.scheduleReap(run);
     if (next) this.start(next);
-  }
-
-  private usageOf(messages: Message[], before: Set<string>, context: Record<string, unknown>): RunUsage {
-    const usage = emptyUsage();
-    const fromContext = context.token_usage as Partial<Record<string, number>> | undefined;
-    const fresh = messages.filter((m) => !m.id || !before.has(m.id));
-    usage.messageCount = fresh.length;
-    for (const m of fresh) {
-      if (m.type !== "ai") continue;
-      usage.llmCallCount++;
-      const u = m.usage_metadata;
-      if (!u) continue;
-      usage.totalInputTokens += u.input_tokens ?? 0;
-      usage.totalOutputTokens += u.output_tokens ?? 0;
-      usage.totalTokens += u.total_tokens ?? 0;
-    }
-    if (fromContext && typeof fromContext === "object") {
-      usage.totalInputTokens = fromContext.input_tokens ?? usage.totalInputTokens;
-      usage.totalOutputTokens = fromContext.output_tokens ?? usage.totalOutputTokens;
-      usage.totalTokens = fromContext.total_tokens ?? usage.totalTokens;
-    }
-    usage.leadAgentTokens = usage.totalTokens;
-    return usage;
   }
 
   private async rollback(agent: Agent, threadId: string, preCheckpointId: string | null): Promise<void> {

@@ -1,4 +1,4 @@
-import type { RunRecord } from "../store/types";
+import type { RunRecord } from "@deerflow/harness";
 
 /** The wire `RunResponse` of the contract (§2.3). */
 export function runResponse(r: RunRecord): Record<string, unknown> {

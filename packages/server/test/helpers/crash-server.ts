@@ -5,10 +5,8 @@
  * Prints one JSON line `{"url": ...}` once listening.
  */
 import path from "node:path";
-import { SqliteCheckpointStore } from "../../../harness/src/checkpoints";
-import { createAgent } from "../../../harness/src/runtime";
-import { threadStateSchema } from "../../../harness/src/state";
-import { ScriptedModel } from "../../../harness/src/testing";
+import { createAgent, SqliteCheckpointStore, threadStateSchema } from "@deerflow/harness";
+import { ScriptedModel } from "@deerflow/harness/testing";
 import { createGateway } from "../../src/gateway";
 import { echoTool } from "./test-gateway";
 

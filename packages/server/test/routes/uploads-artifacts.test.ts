@@ -33,11 +33,16 @@ describe("uploads", () => {
     const dir = path.join(userData(gw, "up-1"), "uploads");
     expect(fs.readdirSync(dir).sort()).toEqual(["ab.txt", "passwd", "report.pdf"]);
     expect(fs.existsSync(path.join(gw.dataDir, "users", "default", "threads", "etc"))).toBe(false);
+    // DeerFlow (inventory §6.4): duplicates get _N only within one request; a name that
+    // exists from an earlier request is replaced
     const again = (await (await fetch(url, { method: "POST", body: form([["report.pdf", "E"], ["report.pdf", "F"]]) })).json()) as { files: Array<{ filename: string }> };
-    expect(again.files.map((f) => f.filename)).toEqual(["report_1.pdf", "report_2.pdf"]);
+    expect(again.files.map((f) => f.filename)).toEqual(["report.pdf", "report_1.pdf"]);
+    expect(fs.readFileSync(path.join(dir, "report.pdf"), "utf8")).toBe("E");
+    expect(fs.readFileSync(path.join(dir, "report_1.pdf"), "utf8")).toBe("F");
     expect(fs.readdirSync(dir).some((n) => n.endsWith(".part"))).toBe(false);
     const list = (await (await fetch(`${url}/list`)).json()) as { files: Array<{ filename: string }>; count: number };
-    expect(list.count).toBe(5);
+    expect(list.count).toBe(4);
+    expect(list.files.map((f) => f.filename)).toEqual(["ab.txt", "passwd", "report.pdf", "report_1.pdf"]);
     const del = await fetch(`${url}/report_1.pdf`, { method: "DELETE" });
     expect(await del.json()).toMatchObject({ success: true });
     expect((await fetch(`${url}/report_1.pdf`, { method: "DELETE" })).status).toBe(404);
@@ -54,8 +59,10 @@ describe("uploads", () => {
     expect((await fetch(url, { method: "POST", body: form([["a", "x".repeat(11)]]) })).status).toBe(413);
     const total = await fetch(url, { method: "POST", body: form([["a", "x".repeat(8)], ["b", "y".repeat(8)]]) });
     expect(total.status).toBe(413);
-    expect(((await total.json()) as { detail: string }).detail).toMatch(/Total upload size/);
+    expect(((await total.json()) as { detail: string }).detail).toMatch(/total limit \(uploads\.max_total_size\)/);
     expect(fs.existsSync(path.join(userData(gw, "up-2"), "uploads", "a"))).toBe(false);
+    const upDir = path.join(userData(gw, "up-2"), "uploads");
+    expect(fs.existsSync(upDir) ? fs.readdirSync(upDir) : []).toEqual([]);
   });
 });
 

@@ -1,14 +1,15 @@
 /**
- * Persistence interfaces of the gateway: thread metadata, run records and the
- * persisted transcript. SQLite implements them today; PostgreSQL can slot in
- * behind the same interfaces later.
+ * Persistence interfaces shared by the gateway and the embedded client:
+ * thread metadata, run records and the persisted transcript. Every method is
+ * async and no type mentions SQLite, so PostgreSQL can slot in behind the
+ * same interfaces later.
  */
 
-/** Statuses of a run (LangGraph names). */
-export type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
+/** Statuses of a stored run record (LangGraph names). */
+export type RunRecordStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
 
 /** Terminal run statuses. */
-export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"]);
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunRecordStatus> = new Set(["success", "error", "timeout", "interrupted"]);
 
 /** Multitask strategies accepted on run creation. */
 export type MultitaskStrategy = "reject" | "interrupt" | "rollback" | "enqueue";
@@ -29,6 +30,7 @@ export interface ThreadRecord {
 /** Filter of {@link ThreadStore.search}. */
 export interface ThreadSearch {
   userId: string;
+  /** Scalar equality on metadata keys. */
   metadata?: Record<string, unknown>;
   status?: string;
   limit: number;
@@ -39,7 +41,7 @@ export interface ThreadSearch {
 export interface ThreadStore {
   create(record: ThreadRecord): Promise<void>;
   get(threadId: string): Promise<ThreadRecord | undefined>;
-  /** Write back changed fields (status, metadata, displayName, updatedAt). */
+  /** Write back changed fields (status, metadata, displayName, updatedAt). No-op for an unknown id. */
   update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void>;
   delete(threadId: string): Promise<void>;
   /** Pinned first (`metadata.deerflow_pinned === true`), then `updatedAt` desc, then id desc. */
@@ -66,7 +68,7 @@ export interface RunRecord {
   threadId: string;
   userId: string;
   assistantId: string;
-  status: RunStatus;
+  status: RunRecordStatus;
   metadata: Record<string, unknown>;
   /** `{input, config}` with secrets removed. */
   kwargs: Record<string, unknown>;
@@ -84,13 +86,14 @@ export interface RunRecord {
 export interface RunStore {
   create(record: RunRecord): Promise<void>;
   get(runId: string): Promise<RunRecord | undefined>;
+  /** No-op for an unknown id. */
   update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void>;
   /** Runs of a thread, newest first. */
   listByThread(threadId: string): Promise<RunRecord[]>;
   deleteByThread(threadId: string): Promise<void>;
   /**
-   * Mark every `pending`/`running` run as `error` (process died mid-run).
-   * Returns the affected runs.
+   * Mark every `pending`/`running` run as `error` with stop reason
+   * `orphan_recovered` (the process died mid-run). Returns the affected runs.
    */
   recoverOrphans(now: string): Promise<RunRecord[]>;
 }
@@ -111,7 +114,8 @@ export interface MessageRow {
 export interface MessageStore {
   /**
    * Insert messages not stored yet (by message id) under `runId`; a stored
-   * message with the same id has its content replaced, keeping its seq and run.
+   * message with the same id has its content replaced, keeping its seq and
+   * run. Messages without an id are ignored.
    */
   record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void>;
   /** Rows with `seq < beforeSeq` (all when undefined), newest `limit` rows, returned ascending. */
@@ -121,10 +125,11 @@ export interface MessageStore {
   deleteByThread(threadId: string): Promise<void>;
 }
 
-/** All gateway stores, sharing one database. */
-export interface GatewayStores {
+/** The three stores over one database, as the gateway and the client open them. */
+export interface PersistenceStores {
   threads: ThreadStore;
   runs: RunStore;
   messages: MessageStore;
+  /** Release what the opener owns (a database handed in stays open). */
   close(): Promise<void>;
 }

@@ -1,17 +1,18 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { compareThreads, matchesMetadata } from "./ordering";
 import type {
-  GatewayStores,
   MessageRow,
   MessageStore,
+  PersistenceStores,
   RunRecord,
   RunStore,
-  RunUsage,
   ThreadRecord,
   ThreadSearch,
   ThreadStore,
 } from "./types";
+import { emptyUsage } from "./usage";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS gw_threads (
@@ -75,17 +76,6 @@ function toThread(r: Row): ThreadRecord {
   };
 }
 
-const EMPTY_USAGE: RunUsage = {
-  totalInputTokens: 0,
-  totalOutputTokens: 0,
-  totalTokens: 0,
-  llmCallCount: 0,
-  leadAgentTokens: 0,
-  subagentTokens: 0,
-  middlewareTokens: 0,
-  messageCount: 0,
-};
-
 function toRun(r: Row): RunRecord {
   return {
     runId: r.run_id as string,
@@ -98,25 +88,18 @@ function toRun(r: Row): RunRecord {
     multitaskStrategy: r.multitask_strategy as RunRecord["multitaskStrategy"],
     createdAt: r.created_at as string,
     updatedAt: r.updated_at as string,
-    usage: { ...EMPTY_USAGE, ...parseJson<Partial<RunUsage>>(r.usage, {}) },
+    usage: { ...emptyUsage(), ...parseJson<Partial<RunRecord["usage"]>>(r.usage, {}) },
     stopReason: (r.stop_reason as string | null) ?? null,
     error: (r.error as string | null) ?? null,
     modelName: (r.model_name as string | null) ?? null,
   };
 }
 
-function matchesMetadata(meta: Record<string, unknown>, filter: Record<string, unknown> | undefined): boolean {
-  if (!filter) return true;
-  for (const [k, v] of Object.entries(filter)) {
-    if (JSON.stringify(meta[k]) !== JSON.stringify(v)) return false;
-  }
-  return true;
-}
-
 /** Prepared statements, compiled once per SQL text. */
 abstract class StatementCache {
   private readonly cache = new Map<string, Database.Statement>();
 
+  /** The tables must exist: use {@link openSqliteStores} or {@link ensureSqliteSchema} first. */
   constructor(protected readonly db: Database.Database) {}
 
   protected stmt(sql: string): Database.Statement {
@@ -129,8 +112,8 @@ abstract class StatementCache {
   }
 }
 
-class SqliteThreadStore extends StatementCache implements ThreadStore {
-
+/** {@link ThreadStore} over the `gw_threads` table. */
+export class SqliteThreadStore extends StatementCache implements ThreadStore {
   async create(t: ThreadRecord): Promise<void> {
     this.stmt(
         `INSERT INTO gw_threads(thread_id,user_id,status,metadata,display_name,created_at,updated_at) VALUES (?,?,?,?,?,?,?)`,
@@ -158,13 +141,7 @@ class SqliteThreadStore extends StatementCache implements ThreadStore {
   async search(f: ThreadSearch): Promise<ThreadRecord[]> {
     const rows = (this.stmt(`SELECT * FROM gw_threads WHERE user_id = ?`).all(f.userId) as Row[]).map(toThread);
     const filtered = rows.filter((t) => (!f.status || t.status === f.status) && matchesMetadata(t.metadata, f.metadata));
-    filtered.sort((a, b) => {
-      const pa = a.metadata.deerflow_pinned === true ? 1 : 0;
-      const pb = b.metadata.deerflow_pinned === true ? 1 : 0;
-      if (pa !== pb) return pb - pa;
-      if (a.updatedAt !== b.updatedAt) return a.updatedAt < b.updatedAt ? 1 : -1;
-      return a.threadId < b.threadId ? 1 : a.threadId > b.threadId ? -1 : 0;
-    });
+    filtered.sort(compareThreads);
     return filtered.slice(f.offset, f.offset + f.limit);
   }
 
@@ -173,8 +150,8 @@ class SqliteThreadStore extends StatementCache implements ThreadStore {
   }
 }
 
-class SqliteRunStore extends StatementCache implements RunStore {
-
+/** {@link RunStore} over the `gw_runs` table. */
+export class SqliteRunStore extends StatementCache implements RunStore {
   async create(r: RunRecord): Promise<void> {
     this.stmt(
         `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name)
@@ -236,8 +213,8 @@ class SqliteRunStore extends StatementCache implements RunStore {
   }
 }
 
-class SqliteMessageStore extends StatementCache implements MessageStore {
-
+/** {@link MessageStore} over the `gw_messages` table. */
+export class SqliteMessageStore extends StatementCache implements MessageStore {
   async record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void> {
     const find = this.stmt(`SELECT seq FROM gw_messages WHERE thread_id = ? AND message_id = ?`);
     const update = this.stmt(`UPDATE gw_messages SET content = ? WHERE seq = ?`);
@@ -285,12 +262,17 @@ class SqliteMessageStore extends StatementCache implements MessageStore {
   }
 }
 
+/** Create the `gw_threads`, `gw_runs` and `gw_messages` tables when missing. */
+export function ensureSqliteSchema(db: Database.Database): void {
+  db.exec(SCHEMA);
+}
+
 /**
  * Open (or create) the gateway tables in a SQLite database. `target` is a
  * file path, `":memory:"`, or an already open database (e.g. the one the
  * checkpoint store uses). Only a database opened here is closed by `close()`.
  */
-export function openSqliteStores(target: string | Database.Database): GatewayStores {
+export function openSqliteStores(target: string | Database.Database): PersistenceStores {
   let db: Database.Database;
   let owned = false;
   if (typeof target === "string") {
@@ -302,7 +284,7 @@ export function openSqliteStores(target: string | Database.Database): GatewaySto
   }
   db.pragma("journal_mode = WAL");
   db.pragma("busy_timeout = 5000");
-  db.exec(SCHEMA);
+  ensureSqliteSchema(db);
   return {
     threads: new SqliteThreadStore(db),
     runs: new SqliteRunStore(db),
@@ -311,9 +293,4 @@ export function openSqliteStores(target: string | Database.Database): GatewaySto
       if (owned && db.open) db.close();
     },
   };
-}
-
-/** Zero usage. */
-export function emptyUsage(): RunUsage {
-  return { ...EMPTY_USAGE };
 }

@@ -1,0 +1,19 @@
+export { TERMINAL_RUN_STATUSES } from "./types";
+export type {
+  MessageRow,
+  MessageStore,
+  MultitaskStrategy,
+  PersistenceStores,
+  RunRecord,
+  RunRecordStatus,
+  RunStore,
+  RunUsage,
+  ThreadRecord,
+  ThreadSearch,
+  ThreadStore,
+} from "./types";
+export { emptyUsage, runUsageFromMessages } from "./usage";
+export { compareThreads, matchesMetadata } from "./ordering";
+export { ensureSqliteSchema, openSqliteStores, SqliteMessageStore, SqliteRunStore, SqliteThreadStore } from "./sqlite-stores";
+export { createMemoryStores, MemoryMessageStore, MemoryRunStore, MemoryThreadStore } from "./memory-stores";
+export { PERSISTENCE_DB_FILE, persistenceDbPath } from "./paths";
