@@ -23,9 +23,14 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 
+/** Screenshots for the docs: taken on every run, written to docs/screenshots only with UPDATE_SCREENSHOTS=1. */
 async function shot(name: string): Promise<void> {
-  fs.mkdirSync(shots, { recursive: true });
-  await page.screenshot({ path: path.join(shots, `${name}.png`) });
+  const png = await page.screenshot();
+  expect(png.length).toBeGreaterThan(1000);
+  if (process.env.UPDATE_SCREENSHOTS === "1") {
+    fs.mkdirSync(shots, { recursive: true });
+    fs.writeFileSync(path.join(shots, `${name}.png`), png);
+  }
 }
 
 async function newChat(): Promise<void> {
