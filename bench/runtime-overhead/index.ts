@@ -174,7 +174,7 @@ async function main(): Promise<void> {
 
     // 3. DeerFlow's lead middleware chain (when the factory exists).
     if (!cfg.skipLead) {
-      heading("3. DeerFlow lead agent (createDeerflowAgent) per-turn overhead");
+      heading("3. DeerFlow lead agent (makeLeadAgent, full default chain) per-turn overhead");
       const lead = await buildLeadAgent(path.join(dir, "lead.sqlite"), path.join(dir, "lead-home"));
       if (!lead.ok) {
         report("lead agent", `skipped: ${lead.reason}`);

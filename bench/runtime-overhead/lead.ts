@@ -21,42 +21,55 @@ export type LeadSetup =
   | { ok: true; agent: Agent; store: SqliteCheckpointStore; middlewareNames: string[] }
   | { ok: false; reason: string };
 
-type Factory = (...args: unknown[]) => Agent | Promise<Agent>;
-
 function isAgent(value: unknown): value is Agent {
   return !!value && typeof (value as Agent).invoke === "function";
 }
 
 /**
- * Build DeerFlow's lead agent through `createDeerflowAgent` from
- * `packages/harness/src/agents/index.ts`, with the instant model, the no-op
- * tool and a SQLite store. Mirrors DeerFlow's
- * `create_deerflow_agent(model, tools, *, checkpointer, …)`: called as
- * `createDeerflowAgent({ model, tools, checkpointer, name })`, or positionally
- * `(model, tools, { checkpointer, name })` when the factory declares two or
- * more parameters. Returns a reason instead of throwing when unavailable.
+ * Build DeerFlow's full lead agent through `createLeadAgentFactory().makeLeadAgent()`
+ * (the same path the gateway uses: every middleware of the lead chain that is
+ * on by default, the static prompt, config tools) with the instant model, the
+ * no-op tool and a SQLite store. Returns a reason instead of throwing when the
+ * factory is unavailable.
  */
 export async function buildLeadAgent(dbPath: string, baseDir: string): Promise<LeadSetup> {
   if (!existsSync(AGENTS_INDEX)) return { ok: false, reason: `${path.relative(process.cwd(), AGENTS_INDEX)} does not exist yet` };
-  let factory: Factory | undefined;
+  let mod: Record<string, unknown>;
   try {
-    const mod = (await import(pathToFileURL(AGENTS_INDEX).href)) as Record<string, unknown>;
-    if (typeof mod.createDeerflowAgent === "function") factory = mod.createDeerflowAgent as Factory;
+    mod = (await import(pathToFileURL(AGENTS_INDEX).href)) as Record<string, unknown>;
   } catch (err) {
     return { ok: false, reason: `importing ${AGENTS_INDEX} failed: ${(err as Error).message}` };
   }
-  if (!factory) return { ok: false, reason: `${path.basename(AGENTS_INDEX)} does not export createDeerflowAgent yet` };
-  process.env.DEER_FLOW_HOME ??= baseDir;
+  if (typeof mod.createLeadAgentFactory !== "function") return { ok: false, reason: `${path.basename(AGENTS_INDEX)} does not export createLeadAgentFactory` };
+  const { appConfigFromText } = await import("../../packages/harness/src/config");
+  const { config } = appConfigFromText(
+    [
+      "models:",
+      "  - { name: instant, use: openai-compatible, model: instant, base_url: http://127.0.0.1:9/v1, api_key: x }",
+      "sandbox: { use: local }",
+    ].join("\n"),
+  );
   const store = new SqliteCheckpointStore(dbPath);
   const model = new InstantModel();
-  const opts = { checkpointer: store, name: "bench-lead", baseDir };
   try {
-    const built = factory.length >= 2 ? await factory(model, [ourNoopTool], opts) : await factory({ model, tools: [ourNoopTool], ...opts });
-    if (!isAgent(built)) return { ok: false, reason: "createDeerflowAgent did not return an agent with invoke()" };
+    const factory = (mod.createLeadAgentFactory as (o: unknown) => { makeLeadAgent(r?: unknown): Agent })({
+      config,
+      baseDir,
+      checkpointer: store,
+      extraTools: [ourNoopTool],
+      warn: () => {},
+      modelFactory: () => ({
+        model,
+        warnings: [],
+        config: { name: "instant", supportsVision: false, contextWindow: null, thinkingEnabled: false, reasoningEffort: null },
+      }),
+    });
+    const built = factory.makeLeadAgent({});
+    if (!isAgent(built)) return { ok: false, reason: "makeLeadAgent did not return an agent with invoke()" };
     return { ok: true, agent: built, store, middlewareNames: (built.middleware ?? []).map((m) => m.name) };
   } catch (err) {
     await store.close();
-    return { ok: false, reason: `createDeerflowAgent threw: ${(err as Error).message}` };
+    return { ok: false, reason: `makeLeadAgent threw: ${(err as Error).message}` };
   }
 }
 

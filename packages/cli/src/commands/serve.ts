@@ -1,9 +1,11 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { SqliteCheckpointStore } from "../../../harness/src/checkpoints";
-import { basicAgentFactory } from "../../../harness/src/client";
+import { leadAgentFactory } from "../../../harness/src/client";
 import type { AgentFactory } from "../../../harness/src/client";
-import { loadAppConfig } from "../../../harness/src/config";
+import { appConfigFromText, loadAppConfig } from "../../../harness/src/config";
+import { ConfigError } from "../../../harness/src/errors";
+import { startScriptedLLMServer } from "../../../harness/src/testing";
 import type { AppConfig } from "../../../harness/src/config";
 import type { Agent } from "../../../harness/src/runtime";
 import { startServer } from "../../../server/src";
@@ -19,6 +21,8 @@ web UI when it has been built. Prints the URL when ready; Ctrl-C stops it.
 
 Options:
   --port N           port (default 2026)
+  --demo             when no config.yaml is found, start with the scripted demo
+                     model (a test double that echoes, not an LLM) instead of failing
   --host HOST        interface to bind (default 127.0.0.1; use 0.0.0.0 to expose)
 ${COMMON_HELP}`;
 
@@ -51,7 +55,7 @@ export function gatewayAgentFactory(
 
 /** `deerflow serve`: returns null while serving. */
 export async function serveCommand(argv: string[], term: Terminal): Promise<number | null> {
-  const { values } = parseCommand("serve", argv, { port: { type: "string" }, host: { type: "string" } });
+  const { values } = parseCommand("serve", argv, { port: { type: "string" }, host: { type: "string" }, demo: { type: "boolean" } });
   if (values.help) {
     term.line(SERVE_HELP);
     return 0;
@@ -61,15 +65,27 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   const common = commonOptions(values);
   const injected = await resolveAgentFactory();
   let appConfig: AppConfig | undefined;
+  let demo: { close(): Promise<void> } | undefined;
   try {
     appConfig = loadAppConfig({ path: common.configPath, cwd: common.cwd }).config;
   } catch (err) {
-    if (!injected) throw err;
+    if (values.demo && !common.configPath && err instanceof ConfigError && err.code === "config_not_found") {
+      const llm = await startScriptedLLMServer({ onExhausted: "echo" });
+      demo = llm;
+      appConfig = appConfigFromText(
+        [
+          "models:",
+          `  - { name: demo, display_name: "Demo (scripted test model)", use: openai-compatible, model: scripted, base_url: "${llm.url}/v1", api_key: demo }`,
+        ].join("\n"),
+      ).config;
+      term.line("No config.yaml found: starting in DEMO mode with the scripted test model (it echoes; it is not an LLM).");
+      term.line("Run `npx deerflow init` to configure a real provider.");
+    } else if (!injected) throw err;
   }
   mkdirSync(path.join(common.dataDir, "data"), { recursive: true });
   const checkpointer = new SqliteCheckpointStore(path.join(common.dataDir, "data", "deerflow.db"));
   const { gateway, url } = await startServer({
-    agentFactory: gatewayAgentFactory(injected ?? basicAgentFactory, { appConfig, checkpointer, dataDir: common.dataDir }),
+    agentFactory: gatewayAgentFactory(injected ?? leadAgentFactory, { appConfig, checkpointer, dataDir: common.dataDir }),
     checkpointer,
     dataDir: common.dataDir,
     models: (appConfig?.models ?? []) as Array<Record<string, unknown>>,
@@ -83,6 +99,7 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   const stop = async () => {
     await gateway.close?.();
     await checkpointer.close();
+    await demo?.close();
     process.exit(0);
   };
   process.once("SIGINT", stop);

@@ -14,7 +14,7 @@ import { assertThreadId, isAbortError } from "../runtime";
 import type { Agent, RunResult } from "../runtime";
 import { DEFAULT_LOCAL_USER, readArtifact, threadPaths, UploadError, UploadManager } from "../uploads";
 import type { ThreadPaths, UploadDeleteResponse, UploadListResponse, UploadResponse } from "../uploads";
-import { basicAgentFactory } from "./default-agent-factory";
+import { leadAgentFactory } from "./lead-agent-factory";
 import { buildModelsResponse, threadDetailResponse, threadSummaryResponse, toJsonSafe } from "./gateway-shapes";
 import type { ModelsResponse, ThreadResponse } from "./gateway-shapes";
 import { importLegacyThreadIndex } from "./legacy-thread-index";
@@ -61,7 +61,7 @@ export class DeerFlowClient {
     const cwd = options.cwd ?? process.cwd();
     this.dataDir = path.resolve(cwd, options.dataDir ?? ".deer-flow");
     this.userId = options.userId ?? DEFAULT_LOCAL_USER;
-    this.factory = options.agentFactory ?? basicAgentFactory;
+    this.factory = options.agentFactory ?? leadAgentFactory;
     this.store = options.checkpointer;
     if (options.appConfig) {
       this.config = options.appConfig;

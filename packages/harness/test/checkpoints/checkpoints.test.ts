@@ -93,3 +93,20 @@ describe("sqlite persistence", () => {
     await s2.close();
   });
 });
+
+describe("sqlite WAL checkpoints", () => {
+  it("close() waits for the background checkpoint worker and leaves a complete database", async () => {
+    const path = join(dir, "wal.db");
+    const s = new SqliteCheckpointStore(path);
+    const agent = createAgent({ model: new ScriptedModel(["a", "b"]), checkpointer: s });
+    await agent.invoke({ messages: [humanMessage("1")] }, { threadId: "w" });
+    await agent.invoke({ messages: [humanMessage("2")] }, { threadId: "w" });
+    await s.close();
+    const { statSync, existsSync } = await import("node:fs");
+    // After the final checkpoint the WAL has been folded into the main file.
+    expect(!existsSync(`${path}-wal`) || statSync(`${path}-wal`).size === 0).toBe(true);
+    const again = new SqliteCheckpointStore(path);
+    expect((await createAgent({ model: new ScriptedModel([]), checkpointer: again }).getState("w"))?.values.messages).toHaveLength(4);
+    await again.close();
+  });
+});
