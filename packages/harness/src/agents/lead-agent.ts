@@ -115,7 +115,8 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     const opts = readRuntimeOptions(runtime.configurable, runtime.context);
     let custom: CustomAgentConfig | undefined;
     if (opts.agentName) custom = loadCustomAgent(baseDir, opts.userId, opts.agentName);
-    const thinkingEnabled = opts.thinkingEnabled ?? custom?.thinking_enabled ?? true;
+    // Undefined = DeerFlow's default (on, silently off for models without supports_thinking).
+    const thinkingEnabled = opts.thinkingEnabled ?? custom?.thinking_enabled ?? undefined;
     const reasoningEffort = opts.reasoningEffort ?? custom?.reasoning_effort ?? undefined;
     const created = modelFactory(config, opts.modelName ?? null, {
       thinkingEnabled,

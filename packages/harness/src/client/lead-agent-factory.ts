@@ -42,7 +42,8 @@ export function leadAgentFactory(request: AgentBuildRequest): Agent {
   return factoryFor(request as AgentBuildRequest & { appConfig: AppConfig }).makeLeadAgent({
     context: {
       ...(rc.model_name ? { model_name: rc.model_name } : {}),
-      thinking_enabled: rc.thinking_enabled,
+      // Only an explicit "off" is passed: thinking on is the default and is downgraded silently.
+      ...(rc.thinking_enabled === false ? { thinking_enabled: false } : {}),
       is_plan_mode: rc.is_plan_mode,
       subagent_enabled: rc.subagent_enabled,
       ...(rc.agent_name ? { agent_name: rc.agent_name } : {}),

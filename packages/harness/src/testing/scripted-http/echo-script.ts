@@ -41,7 +41,12 @@ function lastTurn(body: Record<string, unknown>): LastTurn {
     const result = (last.content as Record<string, unknown>[]).find((b) => b.type === "tool_result");
     if (result) return { role: "tool", text: "", toolResult: textOf(result.content) };
   }
-  return { role: String(last.role), text: textOf(last.content) };
+  return { role: String(last.role), text: stripInputBoundary(textOf(last.content)) };
+}
+
+/** Drop the `--- BEGIN/END USER INPUT ---` markers the InputSanitization middleware wraps user text in. */
+function stripInputBoundary(text: string): string {
+  return text.replace(/^--- BEGIN USER INPUT ---\n?/m, "").replace(/\n?--- END USER INPUT ---\s*$/m, "").trim();
 }
 
 const CALL = /\b(?:call|use|run)\s+(?:the\s+)?(?:tool\s+)?`?([A-Za-z0-9_.-]+)`?(?:\s+with\s+([\s\S]*))?$/i;
