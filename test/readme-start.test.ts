@@ -1,0 +1,54 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const root = resolve(__dirname, "..");
+const dataDir = mkdtempSync(join(root, "test", ".start-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+// `npm start` runs at the repository root; a developer's own config.yaml there would (rightly) win over demo mode.
+const hasRootConfig = existsSync(join(root, "config.yaml"));
+if (hasRootConfig) console.warn("[readme-start] skipped: a config.yaml exists at the repository root");
+
+describe.skipIf(hasRootConfig)("README main command (npm start)", () => {
+  it("starts the gateway + UI in demo mode and answers a run", async () => {
+    const child = spawn("npm", ["start", "--", "--port", "0", "--data-dir", dataDir], { cwd: root, detached: true, env: { ...process.env, NO_COLOR: "1" } });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    try {
+      const url = await new Promise<string>((res, rej) => {
+        const t = setTimeout(() => rej(new Error(`no URL printed:\n${out}`)), 90_000);
+        const check = () => {
+          const m = /DeerFlow is running at (http:\/\/\S+)/.exec(out);
+          if (m) {
+            clearTimeout(t);
+            res(m[1]);
+          }
+        };
+        child.stdout.on("data", check);
+        child.on("exit", (c) => rej(new Error(`npm start exited with ${c}:\n${out}`)));
+      });
+      expect(out).toContain("DEMO mode");
+      expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: "healthy", service: "deer-flow-gateway" });
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("<div id=\"root\"");
+      await fetch(`${url}/api/threads`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ thread_id: "readme1" }) });
+      const run = await fetch(`${url}/api/threads/readme1/runs/wait`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ assistant_id: "lead_agent", input: { messages: [{ type: "human", content: "hello newcomer" }] } }),
+      });
+      const values = (await run.json()) as { messages: Array<{ type: string; content: string }> };
+      expect(values.messages.at(-1)).toMatchObject({ type: "ai", content: "You said: hello newcomer" });
+    } finally {
+      try {
+        process.kill(-child.pid!, "SIGTERM");
+      } catch {
+        /* gone */
+      }
+    }
+  }, 150_000);
+});
