@@ -43,6 +43,13 @@ const body = JSON.stringify({
   stream_mode: ["values", "messages-tuple", "updates", "custom"],
   on_disconnect: "continue",
 });
+// Warm-up (JIT, lazily loaded code paths, socket pool) on separate threads, not measured.
+const warm = Number(process.env.BENCH_WARMUP ?? 20);
+const warmThreads = await Promise.all(
+  Array.from({ length: warm }, async () => JSON.parse((await request("POST", "/api/langgraph/threads", "{}")).text).thread_id as string),
+);
+await Promise.all(warmThreads.map((tid) => request("POST", `/api/langgraph/threads/${tid}/runs/stream`, body)));
+
 const ttfe: number[] = [];
 let failures = 0;
 const t0 = performance.now();

@@ -7,6 +7,12 @@ import { WalCheckpointWorker } from "./wal-checkpointer";
 
 type Db = Database.Database;
 
+interface PendingWrite {
+  args: [string, string, string | null, string, string, string];
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 interface Row {
   thread_id: string;
   checkpoint_id: string;
@@ -36,6 +42,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
   readonly db: Db;
   private readonly ownsDb: boolean;
   private readonly walWorker?: WalCheckpointWorker;
+  private pending: PendingWrite[] = [];
+  private flushScheduled = false;
+  private readonly insertMany: (rows: PendingWrite[]) => void;
   private readonly stmts: {
     insert: Database.Statement;
     latest: Database.Statement;
@@ -97,29 +106,72 @@ export class SqliteCheckpointStore implements CheckpointStore {
       rowidOf: this.db.prepare(`SELECT seq FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
       del: this.db.prepare(`DELETE FROM checkpoints WHERE thread_id = ?`),
     };
+    const insert = this.stmts.insert;
+    this.insertMany = this.db.transaction((rows: PendingWrite[]) => {
+      for (const r of rows) insert.run(...r.args);
+    });
   }
 
-  async put(record: CheckpointRecord): Promise<void> {
-    try {
-      this.stmts.insert.run(
+  /**
+   * Persist a checkpoint. Writes issued in the same tick (concurrent runs) are
+   * grouped into one transaction; the promise resolves once that transaction
+   * has committed, so "saved" still means "on disk".
+   */
+  put(record: CheckpointRecord): Promise<void> {
+    const row: PendingWrite = {
+      args: [
         record.threadId,
         record.checkpointId,
         record.parentId,
         record.createdAt,
         JSON.stringify(record.metadata),
         JSON.stringify(record.delta),
-      );
-    } catch (err) {
-      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, { cause: err });
+      ],
+      resolve: () => {},
+      reject: () => {},
+    };
+    const done = new Promise<void>((resolve, reject) => {
+      row.resolve = resolve;
+      row.reject = reject;
+    });
+    this.pending.push(row);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return done;
+  }
+
+  /** Write every pending checkpoint now (one transaction). Reads call it first. */
+  flush(): void {
+    this.flushScheduled = false;
+    if (!this.pending.length) return;
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      this.insertMany(batch);
+      for (const w of batch) w.resolve();
+    } catch {
+      // One bad row must not fail the others: retry individually to report precisely.
+      for (const w of batch) {
+        try {
+          this.stmts.insert.run(...w.args);
+          w.resolve();
+        } catch (err) {
+          w.reject(new CheckpointError(`Failed to write checkpoint ${String(w.args[1])}: ${(err as Error).message}`, { cause: err }));
+        }
+      }
     }
   }
 
   async get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined> {
+    this.flush();
     const row = (checkpointId ? this.stmts.byId.get(threadId, checkpointId) : this.stmts.latest.get(threadId)) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   async chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]> {
+    this.flush();
     const rows = this.stmts.all.all(threadId) as Row[];
     const byId = new Map(rows.map((r) => [r.checkpoint_id, r]));
     const out: CheckpointRecord[] = [];
@@ -132,6 +184,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async list(threadId: string, options: ListCheckpointOptions = {}): Promise<CheckpointRecord[]> {
+    this.flush();
     const limit = options.limit ?? -1;
     if (options.before) {
       const seq = this.stmts.rowidOf.get(threadId, options.before) as { seq: number } | undefined;
@@ -142,11 +195,13 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    this.flush();
     this.stmts.del.run(threadId);
   }
 
   /** Total bytes of stored deltas + metadata for a thread (for storage benchmarks). */
   storedBytes(threadId: string): number {
+    this.flush();
     const row = this.db
       .prepare(`SELECT COALESCE(SUM(LENGTH(delta) + LENGTH(metadata)), 0) AS n FROM checkpoints WHERE thread_id = ?`)
       .get(threadId) as { n: number };
@@ -154,6 +209,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async close(): Promise<void> {
+    this.flush();
     await this.walWorker?.close();
     if (this.ownsDb && this.db.open) this.db.close();
   }

@@ -95,12 +95,81 @@ function toRun(r: Row): RunRecord {
   };
 }
 
-/** Prepared statements, compiled once per SQL text. */
+/**
+ * Groups the writes issued in one tick (many concurrent runs) into a single
+ * transaction: one WAL commit instead of one per statement. A write's promise
+ * resolves after its transaction committed; reads flush pending writes first.
+ */
+class WriteBatcher {
+  private queue: Array<{ fn: () => void; resolve(): void; reject(e: unknown): void }> = [];
+  private scheduled = false;
+
+  constructor(private readonly db: Database.Database) {}
+
+  write(fn: () => void): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ fn, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (!this.queue.length || !this.db.open) return;
+    const batch = this.queue;
+    this.queue = [];
+    const errors = new Map<number, unknown>();
+    try {
+      this.db.transaction(() => {
+        batch.forEach((w, i) => {
+          try {
+            w.fn();
+          } catch (err) {
+            errors.set(i, err); // one bad statement fails only its own caller
+          }
+        });
+      })();
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => (errors.has(i) ? w.reject(errors.get(i)) : w.resolve()));
+  }
+}
+
+const batchers = new WeakMap<Database.Database, WriteBatcher>();
+
+function batcherFor(db: Database.Database): WriteBatcher {
+  let b = batchers.get(db);
+  if (!b) {
+    b = new WriteBatcher(db);
+    batchers.set(db, b);
+  }
+  return b;
+}
+
+/** Prepared statements, compiled once per SQL text, and batched writes. */
 abstract class StatementCache {
   private readonly cache = new Map<string, Database.Statement>();
+  private readonly batcher: WriteBatcher;
 
   /** The tables must exist: use {@link openSqliteStores} or {@link ensureSqliteSchema} first. */
-  constructor(protected readonly db: Database.Database) {}
+  constructor(protected readonly db: Database.Database) {
+    this.batcher = batcherFor(db);
+  }
+
+  /** Queue a write (committed with the other writes of this tick). */
+  protected write(fn: () => void): Promise<void> {
+    return this.batcher.write(fn);
+  }
+
+  /** Commit pending writes now (before a read, so reads see them). */
+  protected flushWrites(): void {
+    this.batcher.flush();
+  }
 
   protected stmt(sql: string): Database.Statement {
     let st = this.cache.get(sql);
@@ -115,13 +184,14 @@ abstract class StatementCache {
 /** {@link ThreadStore} over the `gw_threads` table. */
 export class SqliteThreadStore extends StatementCache implements ThreadStore {
   async create(t: ThreadRecord): Promise<void> {
-    this.stmt(
+    return this.write(() => this.stmt(
         `INSERT INTO gw_threads(thread_id,user_id,status,metadata,display_name,created_at,updated_at) VALUES (?,?,?,?,?,?,?)`,
       )
-      .run(t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt);
+      .run(t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt));
   }
 
   async get(threadId: string): Promise<ThreadRecord | undefined> {
+    this.flushWrites();
     const r = this.stmt(`SELECT * FROM gw_threads WHERE thread_id = ?`).get(threadId) as Row | undefined;
     return r ? toThread(r) : undefined;
   }
@@ -130,15 +200,18 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
     const cur = await this.get(threadId);
     if (!cur) return;
     const next = { ...cur, ...patch };
-    this.stmt(`UPDATE gw_threads SET user_id=?, status=?, metadata=?, display_name=?, updated_at=? WHERE thread_id=?`)
-      .run(next.userId, next.status, JSON.stringify(next.metadata), next.displayName, next.updatedAt, threadId);
+    return this.write(() =>
+      this.stmt(`UPDATE gw_threads SET user_id=?, status=?, metadata=?, display_name=?, updated_at=? WHERE thread_id=?`)
+        .run(next.userId, next.status, JSON.stringify(next.metadata), next.displayName, next.updatedAt, threadId),
+    );
   }
 
   async delete(threadId: string): Promise<void> {
-    this.stmt(`DELETE FROM gw_threads WHERE thread_id = ?`).run(threadId);
+    return this.write(() => this.stmt(`DELETE FROM gw_threads WHERE thread_id = ?`).run(threadId));
   }
 
   async search(f: ThreadSearch): Promise<ThreadRecord[]> {
+    this.flushWrites();
     const rows = (this.stmt(`SELECT * FROM gw_threads WHERE user_id = ?`).all(f.userId) as Row[]).map(toThread);
     const filtered = rows.filter((t) => (!f.status || t.status === f.status) && matchesMetadata(t.metadata, f.metadata));
     filtered.sort(compareThreads);
@@ -146,6 +219,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
   }
 
   async listRunning(): Promise<ThreadRecord[]> {
+    this.flushWrites();
     return (this.stmt(`SELECT * FROM gw_threads WHERE status = 'running'`).all() as Row[]).map(toThread);
   }
 }
@@ -153,7 +227,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
 /** {@link RunStore} over the `gw_runs` table. */
 export class SqliteRunStore extends StatementCache implements RunStore {
   async create(r: RunRecord): Promise<void> {
-    this.stmt(
+    return this.write(() => this.stmt(
         `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name)
          VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
       )
@@ -172,10 +246,11 @@ export class SqliteRunStore extends StatementCache implements RunStore {
         r.stopReason,
         r.error,
         r.modelName,
-      );
+      ));
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
+    this.flushWrites();
     const r = this.stmt(`SELECT * FROM gw_runs WHERE run_id = ?`).get(runId) as Row | undefined;
     return r ? toRun(r) : undefined;
   }
@@ -184,23 +259,26 @@ export class SqliteRunStore extends StatementCache implements RunStore {
     const cur = await this.get(runId);
     if (!cur) return;
     const n = { ...cur, ...patch };
-    this.stmt(
+    return this.write(() =>
+      this.stmt(
         `UPDATE gw_runs SET status=?, metadata=?, kwargs=?, updated_at=?, usage=?, stop_reason=?, error=?, model_name=? WHERE run_id=?`,
-      )
-      .run(n.status, JSON.stringify(n.metadata), JSON.stringify(n.kwargs), n.updatedAt, JSON.stringify(n.usage), n.stopReason, n.error, n.modelName, runId);
+      ).run(n.status, JSON.stringify(n.metadata), JSON.stringify(n.kwargs), n.updatedAt, JSON.stringify(n.usage), n.stopReason, n.error, n.modelName, runId),
+    );
   }
 
   async listByThread(threadId: string): Promise<RunRecord[]> {
+    this.flushWrites();
     return (
       this.stmt(`SELECT * FROM gw_runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC`).all(threadId) as Row[]
     ).map(toRun);
   }
 
   async deleteByThread(threadId: string): Promise<void> {
-    this.stmt(`DELETE FROM gw_runs WHERE thread_id = ?`).run(threadId);
+    return this.write(() => this.stmt(`DELETE FROM gw_runs WHERE thread_id = ?`).run(threadId));
   }
 
   async recoverOrphans(now: string): Promise<RunRecord[]> {
+    this.flushWrites();
     const rows = (this.stmt(`SELECT * FROM gw_runs WHERE status IN ('pending','running')`).all() as Row[]).map(toRun);
     const stmt = this.stmt(
       `UPDATE gw_runs SET status='error', stop_reason='orphan_recovered', error=?, updated_at=? WHERE run_id=?`,
@@ -221,7 +299,7 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
     const insert = this.stmt(
       `INSERT INTO gw_messages(thread_id,run_id,message_id,message_type,content,created_at) VALUES (?,?,?,?,?,?)`,
     );
-    const tx = this.db.transaction(() => {
+    return this.write(() => {
       for (const m of messages) {
         const id = typeof m.id === "string" ? m.id : null;
         if (!id) continue;
@@ -230,10 +308,10 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
         else insert.run(threadId, runId, id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt);
       }
     });
-    tx();
   }
 
   async page(threadId: string, options: { limit: number; beforeSeq?: number }): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
+    this.flushWrites();
     const before = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     const rows = this.stmt(`SELECT * FROM gw_messages WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
       .all(threadId, before, options.limit + 1) as Row[];
@@ -253,12 +331,13 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
   }
 
   async runIds(threadId: string): Promise<Map<string, string>> {
+    this.flushWrites();
     const rows = this.stmt(`SELECT message_id, run_id FROM gw_messages WHERE thread_id = ?`).all(threadId) as Row[];
     return new Map(rows.map((r) => [r.message_id as string, r.run_id as string]));
   }
 
   async deleteByThread(threadId: string): Promise<void> {
-    this.stmt(`DELETE FROM gw_messages WHERE thread_id = ?`).run(threadId);
+    return this.write(() => this.stmt(`DELETE FROM gw_messages WHERE thread_id = ?`).run(threadId));
   }
 }
 
@@ -283,6 +362,8 @@ export function openSqliteStores(target: string | Database.Database): Persistenc
     db = target;
   }
   db.pragma("journal_mode = WAL");
+  // Atomic commits without an fsync per commit (a power loss may drop the last commits, never corrupts).
+  if (owned) db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 5000");
   ensureSqliteSchema(db);
   return {
@@ -290,6 +371,7 @@ export function openSqliteStores(target: string | Database.Database): Persistenc
     runs: new SqliteRunStore(db),
     messages: new SqliteMessageStore(db),
     async close() {
+      batcherFor(db).flush();
       if (owned && db.open) db.close();
     },
   };

@@ -49,6 +49,8 @@ export interface ScriptedModelOptions {
   chunkChars?: number;
   /** Delay in ms before every response (fixed model latency, for benchmarks). */
   latencyMs?: number;
+  /** Record requests in {@link ScriptedModel.requests} (default true; benchmarks turn it off). */
+  recordRequests?: boolean;
 }
 
 function isError(step: ScriptStep): step is ScriptedError {
@@ -99,6 +101,7 @@ export class ScriptedModel implements ChatModel {
   private readonly steps: ScriptStep[];
   private readonly options: ScriptedModelOptions;
   private cursor = 0;
+  private calls = 0;
 
   constructor(steps: ScriptStep[] = [], options: ScriptedModelOptions = {}) {
     this.steps = [...steps];
@@ -114,7 +117,7 @@ export class ScriptedModel implements ChatModel {
 
   /** Number of calls made so far. */
   get callCount(): number {
-    return this.requests.length;
+    return this.calls;
   }
 
   /** Steps not consumed yet. */
@@ -128,7 +131,7 @@ export class ScriptedModel implements ChatModel {
   }
 
   private nextStep(request: ModelRequest): string | ScriptedResponse | ScriptedError {
-    const index = this.requests.length - 1;
+    const index = this.calls - 1;
     let step: ScriptStep | undefined;
     if (this.cursor < this.steps.length) {
       step = this.steps[this.cursor++];
@@ -142,11 +145,14 @@ export class ScriptedModel implements ChatModel {
   }
 
   async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-    this.requests.push({
-      messages: structuredClone(request.messages),
-      tools: request.tools.map((t) => ({ ...t })),
-      settings: request.settings ? structuredClone(request.settings) : undefined,
-    });
+    this.calls++;
+    if (this.options.recordRequests !== false) {
+      this.requests.push({
+        messages: structuredClone(request.messages),
+        tools: request.tools.map((t) => ({ ...t })),
+        settings: request.settings ? structuredClone(request.settings) : undefined,
+      });
+    }
     const step = this.nextStep(request);
     if (this.options.latencyMs) await sleep(this.options.latencyMs, request.signal);
     if (isError(step)) {
@@ -172,7 +178,7 @@ export class ScriptedModel implements ChatModel {
     for (let index = 0; index < calls.length; index++) {
       const c = calls[index];
       const argsText = typeof c.args === "string" ? c.args : JSON.stringify(c.args ?? {});
-      const id = c.id ?? `call_${this.requests.length}_${index}`;
+      const id = c.id ?? `call_${this.calls}_${index}`;
       const mid = Math.ceil(argsText.length / 2);
       yield { type: "tool-call-delta", index, id, name: c.name, argsDelta: argsText.slice(0, mid) };
       yield { type: "tool-call-delta", index, argsDelta: argsText.slice(mid) };
