@@ -1,4 +1,5 @@
-import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { findBinary } from "../../../harness/src/sandbox";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { loadAppConfig, loadDotEnvFiles, resolveConfigPath, silentConfigLogger, substituteEnvVars } from "../../../harness/src/config";
@@ -33,17 +34,7 @@ export interface Finding {
 
 /** Find an executable on PATH only (what the user's shell would find). */
 export function whichOnPath(name: string, envPath = process.env.PATH ?? ""): string | undefined {
-  for (const dir of envPath.split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
+  return findBinary(name, { envPath, systemDirs: false });
 }
 
 function modelProblem(err: unknown, baseUrl: string | undefined): { message: string; fix: string } {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFIG_VERSION, appConfigFromText, loadAppConfig, loadExtensionsConfig } from "../../src/config";
+import { CONFIG_VERSION, loadAppConfig, loadExtensionsConfig } from "../../src/config";
 import { FIXTURES, memoryLogger } from "./helpers";
 
 const configPath = path.join(FIXTURES, "config.example.yaml");

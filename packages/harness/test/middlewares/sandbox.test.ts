@@ -19,8 +19,6 @@ describe("SandboxMiddleware", () => {
   });
 
   it("acquires lazily on the first sandbox tool, records state.sandbox, releases when the run ends", async () => {
-    let started!: () => void;
-    const startedP = new Promise<void>((r) => (started = r));
     const provider = new LocalSandboxProvider(parseSandboxConfig({}), { baseDir: b.dir });
     const mw = createSandboxMiddleware({ provider });
     const rt = hookRuntime("t1");
@@ -45,8 +43,6 @@ describe("SandboxMiddleware", () => {
   });
 
   it("full agent run: a file tool call acquires the sandbox and writes state.sandbox", async () => {
-    let started!: () => void;
-    const startedP = new Promise<void>((r) => (started = r));
     const provider = new LocalSandboxProvider(parseSandboxConfig({}), { baseDir: b.dir });
     const model = new ScriptedModel([
       { toolCalls: [{ name: "write_file", args: { description: "save", path: "/mnt/user-data/outputs/a.md", content: "# A" } }] },
