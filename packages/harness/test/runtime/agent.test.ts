@@ -262,3 +262,29 @@ describe("run status", () => {
     expect(seen).toEqual(["error"]);
   });
 });
+
+describe("tool timeouts", () => {
+  it("a tool over its timeout is aborted and reported to the model as an error result; the run goes on", async () => {
+    let aborted = false;
+    const slow = tool({
+      name: "slow",
+      description: "never finishes on its own",
+      schema: z.object({}),
+      timeoutMs: 50,
+      execute: (_a, rt) =>
+        new Promise<string>(() => {
+          rt.signal.addEventListener("abort", () => (aborted = true));
+        }),
+    });
+    const model = new ScriptedModel([{ toolCalls: [{ name: "slow", args: {} }] }, "moving on"]);
+    const t0 = Date.now();
+    const r = await createAgent({ model, tools: [slow] }).invoke({ messages: [humanMessage("x")] }, { threadId: "to1" });
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(r.status).toBe("success");
+    const result = r.state.messages[2] as ToolMessage;
+    expect(result).toMatchObject({ type: "tool", status: "error" });
+    expect(result.content).toMatch(/timed out after 50 ms/);
+    expect(aborted).toBe(true);
+    expect(r.state.messages.at(-1)?.content).toBe("moving on");
+  });
+});
