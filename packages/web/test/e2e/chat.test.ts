@@ -1,6 +1,8 @@
 /**
- * End-to-end: the built web UI in real headless Chromium against the real gateway with a scripted agent.
+ * End-to-end: the built web UI in real headless Chromium against the real gateway running DeerFlow's real
+ * lead agent (tools, sandbox, full middleware chain); only the chat model is scripted.
  * Requires /usr/bin/chromium (Debian package `chromium`); skipped with a visible reason when absent.
+ * `bash` runs in bubblewrap (Debian package `bubblewrap`) when it works, else on the host (local provider).
  */
 import { execSync } from "node:child_process";
 import fs from "node:fs";
@@ -8,7 +10,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CSV_TEXT, REPORT_MD, slowText, startScriptedGateway, type ScriptedGateway } from "./scripted-gateway";
+import { contentText } from "@deerflow/harness";
+import type { ModelRequest } from "@deerflow/harness";
+import { BWRAP_OK, CSV_TEXT, PNG_BASE64, PNG_BYTES, REPORT_MD, slowText, startScriptedGateway, userInput, type ScriptedGateway } from "./scripted-gateway";
 
 const CHROMIUM = "/usr/bin/chromium";
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,12 +52,30 @@ function lastAssistant(): ReturnType<Page["locator"]> {
   return page.locator('[data-testid="assistant-message"]').last();
 }
 
+/** Agent-turn requests (not title calls) whose latest user words contain `word`. */
+function agentRequests(word: string): ModelRequest[] {
+  return server.requests.filter((r) => {
+    const humans = r.messages.filter((m) => m.type === "human");
+    const last = humans[humans.length - 1];
+    return r.messages[0]?.type === "system" && !!last && userInput(contentText(last.content)).includes(word);
+  });
+}
+
+/** Title-model requests of TitleMiddleware (DeerFlow's title prompt). */
+function titleRequests(): string[] {
+  return server.requests.filter((r) => r.messages.length === 1).map((r) => contentText(r.messages[0].content)).filter((t) => t.startsWith("Generate a concise title"));
+}
+
+async function threadState(id: string): Promise<Record<string, any>> {
+  return ((await (await fetch(`${server.url}/api/threads/${id}/state`)).json()) as { values: Record<string, any> }).values;
+}
+
 async function threadIdFromUrl(): Promise<string> {
   await page.waitForFunction(() => new URLSearchParams(location.search).has("thread"));
   return new URL(page.url()).searchParams.get("thread") as string;
 }
 
-describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scripted model)", () => {
+describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real lead agent, scripted model)", () => {
   beforeAll(async () => {
     execSync("npx vite build", { cwd: webRoot, stdio: "ignore" });
     server = await startScriptedGateway(dist);
@@ -96,6 +118,18 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scri
     const id = await threadIdFromUrl();
     await page.locator(`[data-thread-id="${id}"]`).getByText("Chat: hello there").waitFor();
     await page.getByRole("button", { name: "Send" }).waitFor();
+    // The title is TitleMiddleware's: it asked the configured title model with DeerFlow's prompt and stripped the quotes.
+    expect(titleRequests().some((t) => t.includes("\nUser: hello there\nAssistant: Hello! Here is some **Markdown**"))).toBe(true);
+    expect((await threadState(id)).title).toBe("Chat: hello there");
+    // The model saw the real lead chain's request: one leading system prompt (static prompt + date reminder) and the
+    // user's words inside InputSanitization's boundary markers.
+    const req = agentRequests("hello there")[0];
+    expect(req.messages.filter((m) => m.type === "system")).toHaveLength(1);
+    expect(contentText(req.messages[0].content)).toContain("You are DeerFlow 2.0");
+    expect(contentText(req.messages[0].content)).toContain("<current_date>");
+    expect(contentText(req.messages[req.messages.length - 1].content)).toContain("--- BEGIN USER INPUT ---");
+    expect(req.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["write_file", "read_file", "bash", "present_files", "ask_clarification"]));
+    expect(req.tools.some((t) => t.name === "write_todos")).toBe(false);
     await shot("chat");
   });
 
@@ -131,6 +165,10 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scri
     expect(download.suggestedFilename()).toBe("report.md");
     expect(fs.readFileSync((await download.path()) as string, "utf8")).toBe(REPORT_MD);
     expect(download.url()).toContain("?download=true");
+    // The real present_files put the virtual path into thread state; the real write_file wrote the thread's outputs dir.
+    const id = await threadIdFromUrl();
+    expect((await threadState(id)).artifacts).toEqual(["/mnt/user-data/outputs/report.md"]);
+    expect(fs.readFileSync(path.join(server.baseDir, "users", "default", "threads", id, "user-data", "outputs", "report.md"), "utf8")).toBe(REPORT_MD);
     // Reload: artifacts come back from thread state.
     await page.reload();
     await page.getByRole("button", { name: "Files (1)" }).click();
@@ -161,6 +199,16 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scri
     const img = preview.locator("img.artifact-image");
     await img.waitFor();
     await expect.poll(() => img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBe(1);
+    // The PNG was produced by the real bash tool in the sandbox (printf | base64 -d into /mnt/user-data/outputs).
+    expect(server.factory.sandboxProvider.kind).toBe(BWRAP_OK ? "bwrap" : "local");
+    const bash = page.locator('[data-testid="tool-step"][data-tool="bash"]');
+    expect(await bash.locator(".tool-status").textContent()).toBe("done");
+    await bash.locator("summary").click();
+    expect(await bash.locator(".tool-args").textContent()).toContain("base64 -d > /mnt/user-data/outputs/dot.png");
+    expect((await bash.locator(".tool-result").textContent())?.trim()).toBe(String(PNG_BYTES));
+    const id = await threadIdFromUrl();
+    const png = fs.readFileSync(path.join(server.baseDir, "users", "default", "threads", id, "user-data", "outputs", "dot.png"));
+    expect(png.toString("base64")).toBe(PNG_BASE64);
   });
 
   it("shows llm_retry toasts and the model-error fallback, with a working retry", async () => {
@@ -186,6 +234,15 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scri
     const id = await threadIdFromUrl();
     const list = (await (await fetch(`${server.url}/api/threads/${id}/uploads/list`)).json()) as { files: Array<{ filename: string }> };
     expect(list.files.map((f) => f.filename)).toContain("notes.txt");
+    // The Uploads middleware announced the file to the model with its virtual path; the real read_file read it.
+    const req = agentRequests("attached")[0];
+    const userText = contentText(req.messages[req.messages.length - 1].content);
+    // Known harness gap (reported): UploadsMiddleware does not record additional_kwargs.original_user_content, so
+    // InputSanitization frames the server-made block as user input and escapes its tag; accept either spelling here.
+    expect(userText).toMatch(/(<|&lt;)current_uploads(>|&gt;)/);
+    expect(userText).toContain("Path: /mnt/user-data/uploads/notes.txt");
+    const read = page.locator('[data-testid="tool-step"][data-tool="read_file"]');
+    expect(await read.locator(".tool-status").textContent()).toBe("done");
   });
 
   it("renders a clarification card; answering sends the hidden human_input_response as a new run", async () => {
@@ -204,6 +261,11 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scri
     const answer = state.values.messages.filter((m) => m.type === "human").pop();
     expect(answer?.additional_kwargs?.hide_from_ui).toBe(true);
     expect(answer?.additional_kwargs?.human_input_response).toMatchObject({ kind: "human_input_response", response_kind: "option", option_id: "option-2", value: "Rome" });
+    // The card came from the real ClarificationMiddleware: the question ended the first run as a tool message
+    // carrying DeerFlow's human_input request.
+    const ask = state.values.messages.find((m) => m.type === "tool" && (m as { name?: string }).name === "ask_clarification") as { content: unknown; artifact?: Record<string, any> } | undefined;
+    expect(contentText(ask?.content as string)).toContain("Which city do you want to visit?");
+    expect(ask?.artifact?.human_input).toMatchObject({ kind: "human_input_request", input_mode: "choice_with_other" });
   });
 
   it("plan mode shows the todo list updating live", async () => {
@@ -215,6 +277,16 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scri
     await lastAssistant().getByText("All steps are done.").waitFor({ timeout: 15_000 });
     expect(await page.locator('[data-testid="todo"]').count()).toBe(3);
     await page.locator('[data-testid="todo"].in_progress', { hasText: "Review" }).waitFor();
+    // Plan mode reached the lead agent: the Todo middleware gave the model write_todos and its system prompt.
+    const req = agentRequests("make a plan")[0];
+    expect(req.tools.map((t) => t.name)).toContain("write_todos");
+    expect(contentText(req.messages[0].content)).toContain("<todo_list_system>");
+    const id = await threadIdFromUrl();
+    expect((await threadState(id)).todos).toEqual([
+      { content: "Research", status: "completed" },
+      { content: "Draft", status: "completed" },
+      { content: "Review", status: "in_progress" },
+    ]);
     await page.getByLabel("Plan mode").uncheck();
   });
 
@@ -234,7 +306,8 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, scri
     await lastAssistant().getByText("END.", { exact: false }).waitFor({ timeout: 20_000 });
     const text = (await lastAssistant().locator(".answer").textContent())?.trim();
     expect(text).toBe(slowText());
-    expect(await page.evaluate((k) => sessionStorage.getItem(k), `lg:stream:${id}`)).toBeNull();
+    // The run ends after the answer's last token (the title model call and after-agent hooks still run).
+    await expect.poll(() => page.evaluate((k) => sessionStorage.getItem(k), `lg:stream:${id}`), { timeout: 10_000 }).toBeNull();
   });
 
   it("the stop button cancels the run", async () => {
