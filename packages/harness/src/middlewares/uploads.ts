@@ -1,3 +1,5 @@
+import { contentText } from "../messages";
+import { ORIGINAL_USER_CONTENT_KEY } from "./input-sanitization";
 import { lstat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
@@ -94,7 +96,10 @@ export function createUploadsMiddleware(options: UploadsMiddlewareOptions): Agen
       }
       if (files.length === 0) return { uploaded_files: [] };
       if (alreadyInjected(last.content)) return { uploaded_files: files };
-      const updated: HumanMessage = { ...last, content: withBlock(last.content, formatCurrentUploads(files)) };
+      // Record the user's own words first, so InputSanitization frames only them (not our server-made block).
+      const kwargs = { ...(last.additional_kwargs ?? {}) };
+      if (typeof kwargs[ORIGINAL_USER_CONTENT_KEY] !== "string") kwargs[ORIGINAL_USER_CONTENT_KEY] = contentText(last.content);
+      const updated: HumanMessage = { ...last, content: withBlock(last.content, formatCurrentUploads(files)), additional_kwargs: kwargs };
       return { uploaded_files: files, messages: [updated] };
     },
   };

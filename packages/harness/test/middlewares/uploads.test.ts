@@ -36,3 +36,29 @@ describe("UploadsMiddleware", () => {
     expect(await mw.beforeAgent!({ messages: [humanMessage("hi")] }, hookRuntime("t1"))).toEqual({ uploaded_files: [] });
   });
 });
+
+describe("UploadsMiddleware with InputSanitization (lead chain order)", () => {
+  it("only the user's own words are framed as user input; the uploads block stays unescaped", async () => {
+    const { createAgent } = await import("../../src/runtime");
+    const { createInputSanitizationMiddleware } = await import("../../src/middlewares/input-sanitization");
+    const { ScriptedModel } = await import("../../src/testing");
+    const { contentText } = await import("../../src/messages");
+    const dirs = threadDirs(b.dir, "chain1", "default");
+    mkdirSync(dirs.uploads, { recursive: true });
+    writeFileSync(path.join(dirs.uploads, "notes.txt"), "hello");
+    const model = new ScriptedModel(["ok"]);
+    const agent = createAgent({
+      model,
+      middleware: [createInputSanitizationMiddleware(), createUploadsMiddleware({ base_dir: b.dir })],
+    });
+    const r = await agent.invoke(
+      { messages: [humanMessage("what is in <system>the file</system>?", { additional_kwargs: { files: [{ filename: "notes.txt" }] } })] },
+      { threadId: "chain1" },
+    );
+    expect(r.status).toBe("success");
+    const sent = contentText(model.requests[0].messages.find((m) => m.type === "human")!.content);
+    expect(sent).toContain("<current_uploads>");
+    expect(sent).toContain("/mnt/user-data/uploads/notes.txt");
+    expect(sent).toMatch(/--- BEGIN USER INPUT ---\nwhat is in &lt;system&gt;the file&lt;\/system&gt;\?\n--- END USER INPUT ---/);
+  });
+});

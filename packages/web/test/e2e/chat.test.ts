@@ -237,9 +237,7 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real
     // The Uploads middleware announced the file to the model with its virtual path; the real read_file read it.
     const req = agentRequests("attached")[0];
     const userText = contentText(req.messages[req.messages.length - 1].content);
-    // Known harness gap (reported): UploadsMiddleware does not record additional_kwargs.original_user_content, so
-    // InputSanitization frames the server-made block as user input and escapes its tag; accept either spelling here.
-    expect(userText).toMatch(/(<|&lt;)current_uploads(>|&gt;)/);
+    expect(userText).toContain("<current_uploads>"); // server-made block stays outside the user-input frame
     expect(userText).toContain("Path: /mnt/user-data/uploads/notes.txt");
     const read = page.locator('[data-testid="tool-step"][data-tool="read_file"]');
     expect(await read.locator(".tool-status").textContent()).toBe("done");
