@@ -22,7 +22,7 @@ describe("README quick start", () => {
     // Fail on the first failing command; background jobs (the scripted server) are stopped with the process group.
     const script = `set -e\n${block}`;
     writeFileSync(join(work, "quickstart.sh"), script);
-    const env = { ...process.env, NO_COLOR: "1" };
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
     delete env.DEER_FLOW_CONFIG_PATH;
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
       const child = spawn("bash", ["quickstart.sh"], { cwd: work, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
