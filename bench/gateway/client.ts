@@ -1,9 +1,15 @@
 /**
  * Load generator of the gateway benchmark (a separate process, so the
  * server's CPU and RSS are measured alone). argv: base URL, number of runs.
- * Creates one thread per run (which also opens the keep-alive sockets), then
- * starts every streaming run at once and reads each SSE stream to the end.
+ * Creates one thread per run (which also opens the keep-alive sockets), runs
+ * a warm-up, prints `ready` and waits for `go` on stdin (so the parent can
+ * measure only the timed phase), then starts every streaming run at once and
+ * reads each SSE stream to the end.
  * Prints one JSON line: {wall_s, ttfe_ms: number[], failures}.
+ *
+ * Time to first event is taken when the first body bytes of a response reach
+ * the socket (the socket's first `data` event after the request was written),
+ * so it measures the server and not this process's own response parsing.
  */
 import http from "node:http";
 
@@ -17,19 +23,15 @@ function request(method: string, path: string, body: string, onFirstByte?: () =>
       { host: base.hostname, port: base.port, method, path, agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
       (res) => {
         let text = "";
-        let first = true;
         res.setEncoding("utf8");
         res.on("data", (d: string) => {
-          if (first) {
-            first = false;
-            onFirstByte?.();
-          }
           text += d;
         });
         res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
       },
     );
     req.on("error", reject);
+    if (onFirstByte) req.once("socket", (socket) => socket.once("data", () => onFirstByte()));
     req.end(body);
   });
 }
@@ -49,6 +51,21 @@ const warmThreads = await Promise.all(
   Array.from({ length: warm }, async () => JSON.parse((await request("POST", "/api/langgraph/threads", "{}")).text).thread_id as string),
 );
 await Promise.all(warmThreads.map((tid) => request("POST", `/api/langgraph/threads/${tid}/runs/stream`, body)));
+
+process.stdout.write("ready\n");
+await new Promise<void>((resolve) => {
+  process.stdin.setEncoding("utf8");
+  let buf = "";
+  const onData = (d: string) => {
+    buf += d;
+    if (buf.includes("go\n")) {
+      process.stdin.off("data", onData);
+      process.stdin.destroy();
+      resolve();
+    }
+  };
+  process.stdin.on("data", onData);
+});
 
 const ttfe: number[] = [];
 let failures = 0;

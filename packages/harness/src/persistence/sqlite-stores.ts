@@ -95,6 +95,57 @@ function toRun(r: Row): RunRecord {
   };
 }
 
+/** A patchable record field: its column and whether it is stored as JSON. */
+type ColumnSpec = Record<string, { column: string; json?: boolean }>;
+
+/** Thread fields `update()` may change. */
+const THREAD_COLUMNS: ColumnSpec = {
+  userId: { column: "user_id" },
+  status: { column: "status" },
+  metadata: { column: "metadata", json: true },
+  displayName: { column: "display_name" },
+  updatedAt: { column: "updated_at" },
+};
+
+/** Run fields `update()` may change (identity, owner and strategy are fixed at creation). */
+const RUN_COLUMNS: ColumnSpec = {
+  status: { column: "status" },
+  metadata: { column: "metadata", json: true },
+  kwargs: { column: "kwargs", json: true },
+  updatedAt: { column: "updated_at" },
+  usage: { column: "usage", json: true },
+  stopReason: { column: "stop_reason" },
+  error: { column: "error" },
+  modelName: { column: "model_name" },
+};
+
+/**
+ * `UPDATE table SET <patched columns> WHERE key = ?` with its values, in a
+ * fixed column order (so statements are cached per set of fields). Fields
+ * that are `undefined` or not updatable are left alone; `sql` is empty when
+ * nothing is to be written.
+ */
+function patchStatement(
+  table: string,
+  columns: ColumnSpec,
+  patch: Record<string, unknown>,
+  keyColumn: string,
+  key: string,
+): { sql: string; values: unknown[] } {
+  const sets: string[] = [];
+  const values: unknown[] = [];
+  for (const field in columns) {
+    const value = patch[field];
+    if (value === undefined) continue;
+    const spec = columns[field];
+    sets.push(`${spec.column}=?`);
+    values.push(spec.json ? JSON.stringify(value) : value);
+  }
+  if (!sets.length) return { sql: "", values };
+  values.push(key);
+  return { sql: `UPDATE ${table} SET ${sets.join(", ")} WHERE ${keyColumn}=?`, values };
+}
+
 /**
  * Groups the writes issued in one tick (many concurrent runs) into a single
  * transaction: one WAL commit instead of one per statement. A write's promise
@@ -103,8 +154,20 @@ function toRun(r: Row): RunRecord {
 class WriteBatcher {
   private queue: Array<{ fn: () => void; resolve(): void; reject(e: unknown): void }> = [];
   private scheduled = false;
+  /** Runs a batch in one transaction (built once: `db.transaction()` is not free). */
+  private readonly runBatch: (batch: Array<{ fn: () => void }>, errors: Map<number, unknown>) => void;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.runBatch = db.transaction((batch: Array<{ fn: () => void }>, errors: Map<number, unknown>) => {
+      batch.forEach((w, i) => {
+        try {
+          w.fn();
+        } catch (err) {
+          errors.set(i, err); // one bad statement fails only its own caller
+        }
+      });
+    });
+  }
 
   write(fn: () => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -123,15 +186,7 @@ class WriteBatcher {
     this.queue = [];
     const errors = new Map<number, unknown>();
     try {
-      this.db.transaction(() => {
-        batch.forEach((w, i) => {
-          try {
-            w.fn();
-          } catch (err) {
-            errors.set(i, err); // one bad statement fails only its own caller
-          }
-        });
-      })();
+      this.runBatch(batch, errors);
     } catch (err) {
       for (const w of batch) w.reject(err);
       return;
@@ -196,14 +251,15 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
     return r ? toThread(r) : undefined;
   }
 
+  /**
+   * Patch the given fields (a missing thread is a no-op). Only the patched
+   * columns are written, without reading the row first, so the write joins
+   * the current batch instead of forcing a commit.
+   */
   async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
-    const cur = await this.get(threadId);
-    if (!cur) return;
-    const next = { ...cur, ...patch };
-    return this.write(() =>
-      this.stmt(`UPDATE gw_threads SET user_id=?, status=?, metadata=?, display_name=?, updated_at=? WHERE thread_id=?`)
-        .run(next.userId, next.status, JSON.stringify(next.metadata), next.displayName, next.updatedAt, threadId),
-    );
+    const { sql, values } = patchStatement("gw_threads", THREAD_COLUMNS, patch, "thread_id", threadId);
+    if (!sql) return;
+    return this.write(() => this.stmt(sql).run(...values));
   }
 
   async delete(threadId: string): Promise<void> {
@@ -255,15 +311,15 @@ export class SqliteRunStore extends StatementCache implements RunStore {
     return r ? toRun(r) : undefined;
   }
 
+  /**
+   * Patch the given fields (a missing run is a no-op). Only the patched
+   * columns are written, without reading the row first, so the write joins
+   * the current batch instead of forcing a commit.
+   */
   async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
-    const cur = await this.get(runId);
-    if (!cur) return;
-    const n = { ...cur, ...patch };
-    return this.write(() =>
-      this.stmt(
-        `UPDATE gw_runs SET status=?, metadata=?, kwargs=?, updated_at=?, usage=?, stop_reason=?, error=?, model_name=? WHERE run_id=?`,
-      ).run(n.status, JSON.stringify(n.metadata), JSON.stringify(n.kwargs), n.updatedAt, JSON.stringify(n.usage), n.stopReason, n.error, n.modelName, runId),
-    );
+    const { sql, values } = patchStatement("gw_runs", RUN_COLUMNS, patch, "run_id", runId);
+    if (!sql) return;
+    return this.write(() => this.stmt(sql).run(...values));
   }
 
   async listByThread(threadId: string): Promise<RunRecord[]> {

@@ -90,6 +90,23 @@ describe.each(backends)("%s stores (shared contract)", (_name, open) => {
     await s.close();
   });
 
+  it("updates change only the patched fields, so concurrent patches of different fields both land", async () => {
+    const s = open();
+    await s.threads.create(thread("p", { metadata: { keep: 1 }, displayName: "Old" }));
+    await s.runs.create(run("rp", "p", { metadata: { keep: 2 }, modelName: "m" }));
+    await Promise.all([
+      s.threads.update("p", { status: "running" }),
+      s.threads.update("p", { displayName: "New", updatedAt: "2024-03-03T00:00:00.000Z" }),
+      s.runs.update("rp", { status: "running", updatedAt: "2024-03-03T00:00:00.000Z" }),
+      s.runs.update("rp", { usage: { ...emptyUsage(), totalTokens: 7 }, error: "boom" }),
+    ]);
+    expect(await s.threads.get("p")).toMatchObject({ status: "running", displayName: "New", metadata: { keep: 1 }, updatedAt: "2024-03-03T00:00:00.000Z", createdAt: "2024-01-01T00:00:00.000Z" });
+    expect(await s.runs.get("rp")).toMatchObject({ status: "running", error: "boom", usage: { totalTokens: 7 }, metadata: { keep: 2 }, modelName: "m", assistantId: "lead_agent" });
+    await s.runs.update("missing", { status: "error" });
+    expect(await s.runs.get("missing")).toBeUndefined();
+    await s.close();
+  });
+
   it("messages: insert once per id (content replaced in place), paging from the end, run ids", async () => {
     const s = open();
     await s.messages.record("t", "r1", [{ id: "m1", type: "human", content: "hi" }, { id: "m2", type: "ai", content: "draft" }, { type: "ai", content: "no id" }], "2024-01-01T00:00:00.000Z");

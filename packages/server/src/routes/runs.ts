@@ -7,7 +7,7 @@ import type { LiveRun } from "../runs/run-manager";
 import { runCreateRequestSchema } from "../runs/run-request";
 import type { RunCreateRequest } from "../runs/run-request";
 import { runResponse } from "../runs/run-response";
-import { endedStreamResponse, sseResponse } from "../sse/sse-response";
+import { endedStreamResponse, sendSse } from "../sse/sse-response";
 import { checkRunId, checkThreadId, readJson } from "../validate";
 import { createThreadRecord, ownedThread, requireThread } from "./threads";
 
@@ -26,7 +26,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const user = ctx.options.userId;
 
   const streamRun = (c: Context, run: LiveRun): Response =>
-    sseResponse((signal) => run.buffer.subscribe(0, signal), {
+    sendSse(c, (signal) => run.buffer.subscribe(0, signal), {
       heartbeatMs: ctx.options.heartbeatMs,
       headers: { "Content-Location": contentLocation(run.threadId, run.runId) },
       requestSignal: c.req.raw.signal,
@@ -100,7 +100,8 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     const live = ctx.runs.getLive(rec.runId);
     if (!live) return endedStreamResponse();
     const start = live.buffer.startCursor(c.req.header("last-event-id"));
-    return sseResponse(
+    return sendSse(
+      c,
       async function* (signal) {
         if ("gap" in start) {
           yield { kind: "gap" as const, data: start.gap };

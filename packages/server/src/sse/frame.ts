@@ -10,10 +10,35 @@ function replacer(_key: string, value: unknown): unknown {
   return value;
 }
 
+/**
+ * True when plain `JSON.stringify` gives the same text as with
+ * {@link replacer}: no bigint, Error, function or symbol anywhere (values
+ * with `toJSON`, e.g. dates, are left to JSON). Checking first is much
+ * cheaper than stringifying with a replacer, which calls back into JS for
+ * every key.
+ */
+function plainJson(value: unknown, depth: number): boolean {
+  if (value === null) return true;
+  const t = typeof value;
+  if (t === "string" || t === "number" || t === "boolean" || t === "undefined") return true;
+  if (t !== "object" || depth > 64) return false;
+  if (value instanceof Error) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!plainJson(value[i], depth + 1)) return false;
+    return true;
+  }
+  for (const key in value as Record<string, unknown>) {
+    if (!plainJson((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
 /** JSON-encode a payload for a `data:` line (never throws). */
 export function encodeData(data: unknown): string {
   try {
-    const text = JSON.stringify(data === undefined ? null : data, replacer);
+    const value = data === undefined ? null : data;
+    const text = plainJson(value, 0) ? JSON.stringify(value) : JSON.stringify(value, replacer);
     return text === undefined ? "null" : text;
   } catch {
     return JSON.stringify(String(data));
@@ -23,6 +48,7 @@ export function encodeData(data: unknown): string {
 /** Format one SSE frame. Multi-line data is split over several `data:` lines. */
 export function formatFrame(event: string, data: unknown, id?: string): string {
   const body = encodeData(data);
+  if (!body.includes("\n")) return `event: ${event}\ndata: ${body}\n${id ? `id: ${id}\n` : ""}\n`;
   const lines = [`event: ${event}`];
   for (const line of body.split("\n")) lines.push(`data: ${line}`);
   if (id) lines.push(`id: ${id}`);

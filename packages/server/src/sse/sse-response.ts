@@ -1,7 +1,10 @@
+import type { ServerResponse } from "node:http";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import type { Context } from "hono";
 import type { SubscriberItem } from "./event-buffer";
 import { formatFrame, HEARTBEAT_FRAME } from "./frame";
 
-/** Options of {@link sseResponse}. */
+/** Options of {@link sseResponse} and {@link sendSse}. */
 export interface SseResponseOptions {
   /** Send `: heartbeat` after this many ms without a frame. */
   heartbeatMs: number;
@@ -24,21 +27,36 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 /** `event: end` with `data: null` (no id). */
 export const END_FRAME = "event: end\ndata: null\n\n";
 
+/** Where the pump writes: a Web stream controller or a Node response. */
+interface SseSink {
+  /** Write one coalesced chunk; throws when the connection is gone. */
+  write(text: string): void;
+  /** Nothing pending at the first flush: send the headers on their own. */
+  flushHeaders(): void;
+  /** End the response. */
+  end(): void;
+}
+
 /**
- * Turn a subscription into an SSE `Response`. The producer is a function of
- * an AbortSignal that fires when the client disconnects.
+ * Drive a subscription into a sink: frames produced in the same tick are
+ * coalesced into one write, `: heartbeat` after `heartbeatMs` idle, and the
+ * producer's signal fires when the client disconnects. Returns the
+ * disconnect function (for sink-level close events).
  */
-export function sseResponse(
+function pumpSse(
   produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
   options: SseResponseOptions,
-): Response {
-  const encoder = new TextEncoder();
+  sink: SseSink,
+): () => void {
   const abort = new AbortController();
   let finished = false;
   let timer: ReturnType<typeof setInterval> | undefined;
   let lastWrite = Date.now();
+  let pending = "";
+  let scheduled = false;
+  let headersFlushed = false;
 
-  const disconnect = () => {
+  const disconnect = (): void => {
     if (finished) return;
     finished = true;
     if (timer) clearInterval(timer);
@@ -47,72 +65,150 @@ export function sseResponse(
   };
   options.requestSignal?.addEventListener("abort", disconnect, { once: true });
 
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      // Frames produced in the same tick are coalesced into one chunk (one socket write).
-      let pending = "";
-      let scheduled = false;
-      const flush = (): void => {
-        scheduled = false;
-        if (!pending || finished) return;
-        const text = pending;
-        pending = "";
+  const flush = (): void => {
+    scheduled = false;
+    if (finished) return;
+    if (!pending) {
+      if (!headersFlushed) {
+        headersFlushed = true;
         try {
-          controller.enqueue(encoder.encode(text));
+          sink.flushHeaders();
         } catch {
           disconnect();
         }
-      };
-      const write = (text: string): boolean => {
-        if (finished) return false;
-        pending += text;
-        lastWrite = Date.now();
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-        return true;
-      };
-      const tick = Math.max(5, Math.min(1000, Math.floor(options.heartbeatMs / 2)));
-      timer = setInterval(() => {
-        if (Date.now() - lastWrite >= options.heartbeatMs) write(HEARTBEAT_FRAME);
-      }, tick);
-      void (async () => {
-        try {
-          for await (const item of produce(abort.signal)) {
-            if (item.kind === "event") {
-              if (!write(formatFrame(item.event.event, item.event.data, item.event.id))) break;
-            } else if (item.kind === "gap") {
-              write(formatFrame("gap", item.data));
-              break;
-            } else {
-              write(END_FRAME);
-              break;
-            }
-          }
-        } catch (err) {
-          write(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }));
+      }
+      return;
+    }
+    headersFlushed = true;
+    const text = pending;
+    pending = "";
+    try {
+      sink.write(text);
+    } catch {
+      disconnect();
+    }
+  };
+  const schedule = (): void => {
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  const write = (text: string): boolean => {
+    if (finished) return false;
+    pending += text;
+    lastWrite = Date.now();
+    schedule();
+    return true;
+  };
+  // Headers go out promptly even when the first event is still to come.
+  schedule();
+  const tick = Math.max(5, Math.min(1000, Math.floor(options.heartbeatMs / 2)));
+  timer = setInterval(() => {
+    if (Date.now() - lastWrite >= options.heartbeatMs) write(HEARTBEAT_FRAME);
+  }, tick);
+  void (async () => {
+    try {
+      for await (const item of produce(abort.signal)) {
+        if (item.kind === "event") {
+          if (!write(formatFrame(item.event.event, item.event.data, item.event.id))) break;
+        } else if (item.kind === "gap") {
+          write(formatFrame("gap", item.data));
+          break;
+        } else {
           write(END_FRAME);
-        } finally {
-          if (timer) clearInterval(timer);
-          options.requestSignal?.removeEventListener("abort", disconnect);
-          if (!finished) {
-            flush();
-            finished = true;
-            try {
-              controller.close();
-            } catch {
-              /* already closed */
-            }
-          }
+          break;
         }
-      })();
+      }
+    } catch (err) {
+      write(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }));
+      write(END_FRAME);
+    } finally {
+      if (timer) clearInterval(timer);
+      options.requestSignal?.removeEventListener("abort", disconnect);
+      if (!finished) {
+        flush();
+        finished = true;
+        try {
+          sink.end();
+        } catch {
+          /* already closed */
+        }
+      }
+    }
+  })();
+  return disconnect;
+}
+
+/**
+ * Turn a subscription into an SSE `Response` (Web streams). Used when the
+ * app runs without a Node response to write to (e.g. `app.request()`).
+ */
+export function sseResponse(
+  produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
+  options: SseResponseOptions,
+): Response {
+  const encoder = new TextEncoder();
+  let disconnect: (() => void) | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      disconnect = pumpSse(produce, options, {
+        write: (text) => controller.enqueue(encoder.encode(text)),
+        flushHeaders: () => {},
+        end: () => controller.close(),
+      });
     },
     cancel() {
-      disconnect();
+      disconnect?.();
     },
   });
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...(options.headers ?? {}) } });
+}
+
+/**
+ * Stream SSE straight into a Node `ServerResponse`: one `write` per
+ * coalesced chunk, no Web-stream machinery in between.
+ */
+export function sseToNode(
+  outgoing: ServerResponse,
+  produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
+  options: SseResponseOptions,
+): void {
+  outgoing.writeHead(200, { ...SSE_HEADERS, ...(options.headers ?? {}) });
+  const disconnect = pumpSse(produce, options, {
+    write: (text) => {
+      if (outgoing.destroyed || outgoing.writableEnded) throw new Error("response closed");
+      outgoing.write(text);
+    },
+    flushHeaders: () => outgoing.flushHeaders(),
+    end: () => outgoing.end(),
+  });
+  outgoing.once("close", () => {
+    if (!outgoing.writableFinished) disconnect();
+  });
+  outgoing.once("error", disconnect);
+}
+
+/** The Node response behind a Hono context, when served by `@hono/node-server`. */
+function nodeResponse(c: Context): ServerResponse | undefined {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  if (!outgoing || typeof outgoing.writeHead !== "function" || outgoing.headersSent) return undefined;
+  return outgoing;
+}
+
+/**
+ * Send an SSE stream for a route: directly on the Node response when there
+ * is one (cheapest per chunk), otherwise as a Web-stream `Response`.
+ */
+export function sendSse(
+  c: Context,
+  produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
+  options: SseResponseOptions,
+): Response {
+  const outgoing = nodeResponse(c);
+  if (!outgoing) return sseResponse(produce, options);
+  sseToNode(outgoing, produce, options);
+  return RESPONSE_ALREADY_SENT;
 }
 
 /** An SSE response that only says the stream already ended. */
