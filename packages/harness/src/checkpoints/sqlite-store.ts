@@ -43,6 +43,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
   private readonly ownsDb: boolean;
   private readonly walWorker?: WalCheckpointWorker;
   private pending: PendingWrite[] = [];
+  /** Threads with pending writes: reads of other threads do not split the batch. */
+  private readonly pendingThreads = new Set<string>();
   private flushScheduled = false;
   private readonly insertMany: (rows: PendingWrite[]) => void;
   private readonly stmts: {
@@ -135,11 +137,17 @@ export class SqliteCheckpointStore implements CheckpointStore {
       row.reject = reject;
     });
     this.pending.push(row);
+    this.pendingThreads.add(record.threadId);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
     return done;
+  }
+
+  /** Commit first if `threadId` has pending writes (so a read sees them). */
+  private flushFor(threadId: string): void {
+    if (this.pendingThreads.has(threadId)) this.flush();
   }
 
   /** Write every pending checkpoint now (one transaction). Reads call it first. */
@@ -148,6 +156,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     if (!this.pending.length) return;
     const batch = this.pending;
     this.pending = [];
+    this.pendingThreads.clear();
     try {
       this.insertMany(batch);
       for (const w of batch) w.resolve();
@@ -165,13 +174,13 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined> {
-    this.flush();
+    this.flushFor(threadId);
     const row = (checkpointId ? this.stmts.byId.get(threadId, checkpointId) : this.stmts.latest.get(threadId)) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   async chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]> {
-    this.flush();
+    this.flushFor(threadId);
     const rows = this.stmts.all.all(threadId) as Row[];
     const byId = new Map(rows.map((r) => [r.checkpoint_id, r]));
     const out: CheckpointRecord[] = [];
@@ -184,7 +193,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async list(threadId: string, options: ListCheckpointOptions = {}): Promise<CheckpointRecord[]> {
-    this.flush();
+    this.flushFor(threadId);
     const limit = options.limit ?? -1;
     if (options.before) {
       const seq = this.stmts.rowidOf.get(threadId, options.before) as { seq: number } | undefined;
@@ -195,13 +204,13 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    this.flush();
+    this.flushFor(threadId);
     this.stmts.del.run(threadId);
   }
 
   /** Total bytes of stored deltas + metadata for a thread (for storage benchmarks). */
   storedBytes(threadId: string): number {
-    this.flush();
+    this.flushFor(threadId);
     const row = this.db
       .prepare(`SELECT COALESCE(SUM(LENGTH(delta) + LENGTH(metadata)), 0) AS n FROM checkpoints WHERE thread_id = ?`)
       .get(threadId) as { n: number };

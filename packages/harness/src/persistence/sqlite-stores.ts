@@ -154,6 +154,8 @@ function patchStatement(
 class WriteBatcher {
   private queue: Array<{ fn: () => void; resolve(): void; reject(e: unknown): void }> = [];
   private scheduled = false;
+  /** Rows with pending writes (`thread:<id>`, `run:<id>`…); `*` = a write touching unknown rows. */
+  private readonly pendingKeys = new Set<string>();
   /** Runs a batch in one transaction (built once: `db.transaction()` is not free). */
   private readonly runBatch: (batch: Array<{ fn: () => void }>, errors: Map<number, unknown>) => void;
 
@@ -169,7 +171,8 @@ class WriteBatcher {
     });
   }
 
-  write(fn: () => void): Promise<void> {
+  write(fn: () => void, keys: string[] = ["*"]): Promise<void> {
+    for (const k of keys) this.pendingKeys.add(k);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ fn, resolve, reject });
       if (!this.scheduled) {
@@ -179,11 +182,17 @@ class WriteBatcher {
     });
   }
 
+  /** Commit now only if a pending write touches `key` (reads of other rows need not split the batch). */
+  flushIfPending(key: string): void {
+    if (this.pendingKeys.has(key) || this.pendingKeys.has("*")) this.flush();
+  }
+
   flush(): void {
     this.scheduled = false;
     if (!this.queue.length || !this.db.open) return;
     const batch = this.queue;
     this.queue = [];
+    this.pendingKeys.clear();
     const errors = new Map<number, unknown>();
     try {
       this.runBatch(batch, errors);
@@ -216,9 +225,14 @@ abstract class StatementCache {
     this.batcher = batcherFor(db);
   }
 
-  /** Queue a write (committed with the other writes of this tick). */
-  protected write(fn: () => void): Promise<void> {
-    return this.batcher.write(fn);
+  /** Queue a write (committed with the other writes of this tick); `keys` name the rows it touches. */
+  protected write(fn: () => void, keys?: string[]): Promise<void> {
+    return this.batcher.write(fn, keys);
+  }
+
+  /** Commit pending writes first if one of them touches `key` (so the read sees it). */
+  protected flushFor(key: string): void {
+    this.batcher.flushIfPending(key);
   }
 
   /** Commit pending writes now (before a read, so reads see them). */
@@ -242,11 +256,11 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
     return this.write(() => this.stmt(
         `INSERT INTO gw_threads(thread_id,user_id,status,metadata,display_name,created_at,updated_at) VALUES (?,?,?,?,?,?,?)`,
       )
-      .run(t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt));
+      .run(t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt), [`thread:${t.threadId}`, "threads-any"]);
   }
 
   async get(threadId: string): Promise<ThreadRecord | undefined> {
-    this.flushWrites();
+    this.flushFor(`thread:${threadId}`);
     const r = this.stmt(`SELECT * FROM gw_threads WHERE thread_id = ?`).get(threadId) as Row | undefined;
     return r ? toThread(r) : undefined;
   }
@@ -259,15 +273,15 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
   async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
     const { sql, values } = patchStatement("gw_threads", THREAD_COLUMNS, patch, "thread_id", threadId);
     if (!sql) return;
-    return this.write(() => this.stmt(sql).run(...values));
+    return this.write(() => this.stmt(sql).run(...values), [`thread:${threadId}`, "threads-any"]);
   }
 
   async delete(threadId: string): Promise<void> {
-    return this.write(() => this.stmt(`DELETE FROM gw_threads WHERE thread_id = ?`).run(threadId));
+    return this.write(() => this.stmt(`DELETE FROM gw_threads WHERE thread_id = ?`).run(threadId), [`thread:${threadId}`, "threads-any"]);
   }
 
   async search(f: ThreadSearch): Promise<ThreadRecord[]> {
-    this.flushWrites();
+    this.flushFor("threads-any");
     const rows = (this.stmt(`SELECT * FROM gw_threads WHERE user_id = ?`).all(f.userId) as Row[]).map(toThread);
     const filtered = rows.filter((t) => (!f.status || t.status === f.status) && matchesMetadata(t.metadata, f.metadata));
     filtered.sort(compareThreads);
@@ -275,7 +289,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
   }
 
   async listRunning(): Promise<ThreadRecord[]> {
-    this.flushWrites();
+    this.flushFor("threads-any");
     return (this.stmt(`SELECT * FROM gw_threads WHERE status = 'running'`).all() as Row[]).map(toThread);
   }
 }
@@ -302,11 +316,11 @@ export class SqliteRunStore extends StatementCache implements RunStore {
         r.stopReason,
         r.error,
         r.modelName,
-      ));
+      ), [`run:${r.runId}`, "runs-any"]);
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    this.flushWrites();
+    this.flushFor(`run:${runId}`);
     const r = this.stmt(`SELECT * FROM gw_runs WHERE run_id = ?`).get(runId) as Row | undefined;
     return r ? toRun(r) : undefined;
   }
@@ -319,22 +333,22 @@ export class SqliteRunStore extends StatementCache implements RunStore {
   async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
     const { sql, values } = patchStatement("gw_runs", RUN_COLUMNS, patch, "run_id", runId);
     if (!sql) return;
-    return this.write(() => this.stmt(sql).run(...values));
+    return this.write(() => this.stmt(sql).run(...values), [`run:${runId}`, "runs-any"]);
   }
 
   async listByThread(threadId: string): Promise<RunRecord[]> {
-    this.flushWrites();
+    this.flushFor("runs-any");
     return (
       this.stmt(`SELECT * FROM gw_runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC`).all(threadId) as Row[]
     ).map(toRun);
   }
 
   async deleteByThread(threadId: string): Promise<void> {
-    return this.write(() => this.stmt(`DELETE FROM gw_runs WHERE thread_id = ?`).run(threadId));
+    return this.write(() => this.stmt(`DELETE FROM gw_runs WHERE thread_id = ?`).run(threadId), ["*"]);
   }
 
   async recoverOrphans(now: string): Promise<RunRecord[]> {
-    this.flushWrites();
+    this.flushFor("runs-any");
     const rows = (this.stmt(`SELECT * FROM gw_runs WHERE status IN ('pending','running')`).all() as Row[]).map(toRun);
     const stmt = this.stmt(
       `UPDATE gw_runs SET status='error', stop_reason='orphan_recovered', error=?, updated_at=? WHERE run_id=?`,
@@ -363,11 +377,11 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
         if (existing) update.run(JSON.stringify(m), existing.seq);
         else insert.run(threadId, runId, id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt);
       }
-    });
+    }, [`messages:${threadId}`]);
   }
 
   async page(threadId: string, options: { limit: number; beforeSeq?: number }): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
-    this.flushWrites();
+    this.flushFor(`messages:${threadId}`);
     const before = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     const rows = this.stmt(`SELECT * FROM gw_messages WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
       .all(threadId, before, options.limit + 1) as Row[];
@@ -387,13 +401,13 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
   }
 
   async runIds(threadId: string): Promise<Map<string, string>> {
-    this.flushWrites();
+    this.flushFor(`messages:${threadId}`);
     const rows = this.stmt(`SELECT message_id, run_id FROM gw_messages WHERE thread_id = ?`).all(threadId) as Row[];
     return new Map(rows.map((r) => [r.message_id as string, r.run_id as string]));
   }
 
   async deleteByThread(threadId: string): Promise<void> {
-    return this.write(() => this.stmt(`DELETE FROM gw_messages WHERE thread_id = ?`).run(threadId));
+    return this.write(() => this.stmt(`DELETE FROM gw_messages WHERE thread_id = ?`).run(threadId), [`messages:${threadId}`]);
   }
 }
 
