@@ -1,3 +1,4 @@
+import { MessageCoalescer } from "./message-coalescer";
 import { randomUUID } from "node:crypto";
 import { Command, coerceMessage, DeerFlowError, emptyUsage, RunCancelledError, runUsageFromMessages, TERMINAL_RUN_STATUSES, ValidationError } from "@deerflow/harness";
 import type {
@@ -237,12 +238,12 @@ export class RunManager {
     void this.execute(run);
   }
 
-  private publish(run: InternalRun, mode: StreamMode, ns: string[], data: unknown): void {
+  private publish(run: InternalRun, mode: StreamMode, ns: string[], data: unknown, out: MessageCoalescer): void {
     const wanted = run.prepared.options.streamMode ?? [];
     if (!wanted.includes(mode)) return;
     if (ns.length && !run.prepared.subgraphs) return;
     const base = EVENT_NAME[mode] ?? mode;
-    run.buffer.publish(ns.length ? [base, ...ns].join("|") : base, data);
+    out.push(ns.length ? [base, ...ns].join("|") : base, data);
   }
 
   private async execute(run: InternalRun): Promise<void> {
@@ -253,6 +254,7 @@ export class RunManager {
     let preMessageIds = new Set<string>();
     let agent: Agent | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const frames = new MessageCoalescer((event, data) => run.buffer.publish(event, data));
     try {
       run.status = "running";
       await this.stores.runs.update(run.runId, { status: "running", updatedAt: now() });
@@ -268,11 +270,13 @@ export class RunManager {
       preMessageIds = new Set((pre?.values.messages ?? []).map((m) => m.id).filter((x): x is string => !!x));
       if (run.controller.signal.aborted) throw new RunCancelledError();
       const stream = agent.stream(run.prepared.input, { ...run.prepared.options, signal: run.controller.signal });
-      for await (const ev of stream) this.publish(run, ev.mode, ev.ns ?? [], ev.data);
+      for await (const ev of stream) this.publish(run, ev.mode, ev.ns ?? [], ev.data, frames);
+      frames.flush();
       result = await stream.result;
     } catch (err) {
       failure = err;
     } finally {
+      frames.flush();
       if (timer) clearTimeout(timer);
     }
     await this.finish(run, agent, result, failure, preCheckpointId, preMessageIds);

@@ -223,10 +223,16 @@ describe("run lifecycle: multitask, cancel, join, disconnect", () => {
   });
 
   it("join replays with Last-Event-ID -1, resumes after a retained id, and sends gap when evicted", async () => {
-    gw = await startTestGateway({ steps: [{ text: "one two three four five six seven eight" }], replayBufferSize: 4 });
+    // Two model steps around a tool call: more data events than the 4 the buffer retains.
+    gw = await startTestGateway({
+      steps: [{ text: "calling", toolCalls: [{ name: "echo", args: { text: "a" } }] }, { text: "one two three four five six seven eight" }],
+      replayBufferSize: 4,
+    });
     const tid = await newThread(gw.url);
     const full = parseSse(
-      await (await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("x"), stream_mode: ["messages-tuple", "values"] })).text(),
+      await (
+        await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("x"), stream_mode: ["messages-tuple", "values", "updates"] })
+      ).text(),
     );
     const runId = JSON.parse(full[0].data!).run_id as string;
     const data = full.filter((f) => f.id);
