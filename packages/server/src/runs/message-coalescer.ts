@@ -46,6 +46,17 @@ export function mergeChunks(a: Chunk, b: Chunk): Chunk {
   };
 }
 
+/** Append delta `b` to `a` in place (a is the coalescer's private copy). */
+function appendChunk(a: Chunk, b: Chunk): void {
+  a.content = (a.content as string) + (b.content as string);
+  if (b.additional_kwargs && Object.keys(b.additional_kwargs).length) a.additional_kwargs = mergeKwargs(a.additional_kwargs, b.additional_kwargs);
+  if (b.response_metadata && Object.keys(b.response_metadata).length) a.response_metadata = { ...(a.response_metadata ?? {}), ...b.response_metadata };
+  if (b.tool_calls?.length) a.tool_calls = b.tool_calls;
+  if (b.tool_call_chunks?.length) (a.tool_call_chunks ??= []).push(...b.tool_call_chunks);
+  if (b.usage_metadata != null) a.usage_metadata = b.usage_metadata;
+  if (b.chunk_position != null) a.chunk_position = b.chunk_position;
+}
+
 /** Per-run frame coalescer in front of the run's event buffer. */
 export class MessageCoalescer {
   private pending: { event: string; chunk: Chunk; meta: unknown } | null = null;
@@ -57,11 +68,12 @@ export class MessageCoalescer {
     if (mergeable(event, data)) {
       const [chunk, meta] = data;
       if (this.pending && this.pending.event === event && this.pending.chunk.id === chunk.id) {
-        this.pending.chunk = mergeChunks(this.pending.chunk, chunk);
+        appendChunk(this.pending.chunk, chunk);
         return;
       }
       this.flush();
-      this.pending = { event, chunk, meta };
+      // A private copy (the runtime's chunk objects are never mutated) that later deltas append to in place.
+      this.pending = { event, chunk: mergeChunks(chunk, { ...chunk, content: "", additional_kwargs: {}, tool_call_chunks: [] }), meta };
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
