@@ -4,14 +4,10 @@ import { dirname } from "node:path";
 import { CheckpointError } from "../errors";
 import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 import { WalCheckpointWorker } from "./wal-checkpointer";
+import { batcherFor } from "../sqlite";
+import type { WriteBatcher } from "../sqlite";
 
 type Db = Database.Database;
-
-interface PendingWrite {
-  args: [string, string, string | null, string, string, string];
-  resolve(): void;
-  reject(err: unknown): void;
-}
 
 interface Row {
   thread_id: string;
@@ -42,11 +38,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   readonly db: Db;
   private readonly ownsDb: boolean;
   private readonly walWorker?: WalCheckpointWorker;
-  private pending: PendingWrite[] = [];
-  /** Threads with pending writes: reads of other threads do not split the batch. */
-  private readonly pendingThreads = new Set<string>();
-  private flushScheduled = false;
-  private readonly insertMany: (rows: PendingWrite[]) => void;
+  private readonly batcher: WriteBatcher;
   private readonly stmts: {
     insert: Database.Statement;
     latest: Database.Statement;
@@ -108,10 +100,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
       rowidOf: this.db.prepare(`SELECT seq FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
       del: this.db.prepare(`DELETE FROM checkpoints WHERE thread_id = ?`),
     };
-    const insert = this.stmts.insert;
-    this.insertMany = this.db.transaction((rows: PendingWrite[]) => {
-      for (const r of rows) insert.run(...r.args);
-    });
+    this.batcher = batcherFor(this.db);
   }
 
   /**
@@ -119,58 +108,25 @@ export class SqliteCheckpointStore implements CheckpointStore {
    * grouped into one transaction; the promise resolves once that transaction
    * has committed, so "saved" still means "on disk".
    */
-  put(record: CheckpointRecord): Promise<void> {
-    const row: PendingWrite = {
-      args: [
-        record.threadId,
-        record.checkpointId,
-        record.parentId,
-        record.createdAt,
-        JSON.stringify(record.metadata),
-        JSON.stringify(record.delta),
-      ],
-      resolve: () => {},
-      reject: () => {},
-    };
-    const done = new Promise<void>((resolve, reject) => {
-      row.resolve = resolve;
-      row.reject = reject;
-    });
-    this.pending.push(row);
-    this.pendingThreads.add(record.threadId);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
+  async put(record: CheckpointRecord): Promise<void> {
+    const args = [
+      record.threadId,
+      record.checkpointId,
+      record.parentId,
+      record.createdAt,
+      JSON.stringify(record.metadata),
+      JSON.stringify(record.delta),
+    ] as const;
+    try {
+      await this.batcher.write(() => this.stmts.insert.run(...args), [`checkpoints:${record.threadId}`]);
+    } catch (err) {
+      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, { cause: err });
     }
-    return done;
   }
 
   /** Commit first if `threadId` has pending writes (so a read sees them). */
   private flushFor(threadId: string): void {
-    if (this.pendingThreads.has(threadId)) this.flush();
-  }
-
-  /** Write every pending checkpoint now (one transaction). Reads call it first. */
-  flush(): void {
-    this.flushScheduled = false;
-    if (!this.pending.length) return;
-    const batch = this.pending;
-    this.pending = [];
-    this.pendingThreads.clear();
-    try {
-      this.insertMany(batch);
-      for (const w of batch) w.resolve();
-    } catch {
-      // One bad row must not fail the others: retry individually to report precisely.
-      for (const w of batch) {
-        try {
-          this.stmts.insert.run(...w.args);
-          w.resolve();
-        } catch (err) {
-          w.reject(new CheckpointError(`Failed to write checkpoint ${String(w.args[1])}: ${(err as Error).message}`, { cause: err }));
-        }
-      }
-    }
+    this.batcher.flushIfPending(`checkpoints:${threadId}`);
   }
 
   async get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined> {
@@ -218,7 +174,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async close(): Promise<void> {
-    this.flush();
+    this.batcher.flush();
     await this.walWorker?.close();
     if (this.ownsDb && this.db.open) this.db.close();
   }

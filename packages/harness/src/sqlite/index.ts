@@ -1,0 +1,1 @@
+export { batcherFor, WriteBatcher } from "./write-batcher";
