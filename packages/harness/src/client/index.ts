@@ -1,6 +1,5 @@
 export { DeerFlowClient } from "./client";
 export type { ClientArtifact } from "./client";
-export { basicAgentFactory, BASIC_AGENT_PROMPT } from "./default-agent-factory";
 export { leadAgentFactory } from "./lead-agent-factory";
 export { ClientStreamTranslator, serializeClientMessage } from "./stream-translator";
 export { importLegacyThreadIndex, LEGACY_THREAD_INDEX_PATH } from "./legacy-thread-index";
