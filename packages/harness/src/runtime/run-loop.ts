@@ -94,6 +94,9 @@ export class RunExecution<S extends AgentState> {
   private stepNo = -1;
   private stepsUsed = 0;
   private modelCalls = 0;
+  /** `undefined` until the starting state was loaded. */
+  private startCheckpointId: string | null | undefined;
+  private startState: S | undefined;
   private modelHandler!: ModelCallHandler<S>;
   private toolHandler!: ToolCallHandler<S>;
 
@@ -131,14 +134,28 @@ export class RunExecution<S extends AgentState> {
       },
       writer: (event: CustomEvent) => this.emit("custom", event),
       emit: (event: StreamEvent) => {
-        if (this.modes.has(event.mode)) this.events.push(event);
+        if (this.modes.has(event.mode)) this.deliver(event);
       },
       config: this.config,
     };
   }
 
+  /** Hand an event to the caller: the synchronous `onEvent` callback when given, else the async queue. */
+  private deliver(event: StreamEvent): void {
+    const onEvent = this.options.onEvent;
+    if (!onEvent) {
+      this.events.push(event);
+      return;
+    }
+    try {
+      onEvent(event);
+    } catch (err) {
+      console.warn(`[deerflow] onEvent callback failed: ${errorMessage(err)}`);
+    }
+  }
+
   private emit(mode: StreamMode, data: unknown): void {
-    if (this.modes.has(mode)) this.events.push({ mode, ns: this.ns, data });
+    if (this.modes.has(mode)) this.deliver({ mode, ns: this.ns, data });
   }
 
   private messageMeta(node: string): Record<string, unknown> {
@@ -211,7 +228,7 @@ export class RunExecution<S extends AgentState> {
         signal: this.controller.signal,
       })) {
         const chunk = acc.push(part);
-        if (chunk && meta) this.events.push({ mode: "messages", ns: this.ns, data: [chunk, meta] });
+        if (chunk && meta) this.deliver({ mode: "messages", ns: this.ns, data: [chunk, meta] });
       }
       this.checkAbort();
       return acc.finish();
@@ -258,6 +275,8 @@ export class RunExecution<S extends AgentState> {
         error: err instanceof Error ? err : new Error(errorMessage(err)),
       };
     }
+    if (this.startCheckpointId !== undefined) result.startCheckpointId = this.startCheckpointId;
+    if (this.startState) result.startState = this.startState;
     for (const mw of this.parts.middleware) {
       if (!mw.afterRun) continue;
       try {
@@ -283,9 +302,12 @@ export class RunExecution<S extends AgentState> {
         });
       }
       this.state = initialState(this.parts.schema) as S;
+      this.startCheckpointId = null;
       return { pendingInterrupts: [] };
     }
     this.state = { ...initialState(this.parts.schema), ...loaded.values } as S;
+    this.startCheckpointId = loaded.record.checkpointId;
+    this.startState = this.state;
     this.parent = { checkpointId: loaded.record.checkpointId, values: loaded.values };
     this.stepNo = loaded.record.metadata.step ?? -1;
     return { pendingInterrupts: (loaded.record.metadata.interrupts as Interrupt[] | undefined) ?? [] };
@@ -293,6 +315,7 @@ export class RunExecution<S extends AgentState> {
 
   private async loop(input: RunInput): Promise<RunResult<S>> {
     this.buildHandlers();
+    this.checkAbort(); // cancelled before it started: write nothing
     const { pendingInterrupts } = await this.loadInitial();
     let phase: Phase = "model";
     let resuming = false;
@@ -417,7 +440,7 @@ export class RunExecution<S extends AgentState> {
     }
     if (this.modes.has("messages")) {
       const meta = this.messageMeta("tools");
-      for (const m of toolMessages) this.events.push({ mode: "messages", ns: this.ns, data: [m, meta] });
+      for (const m of toolMessages) this.deliver({ mode: "messages", ns: this.ns, data: [m, meta] });
     }
     if (interrupts.length) return { next: "end", interrupts };
     await this.commit("tools");

@@ -134,6 +134,13 @@ export interface RunOptions {
   ephemeral?: boolean;
   /** Initial state for an ephemeral run (sub-agents share sandbox/thread_data). */
   initialState?: Partial<AgentState>;
+  /**
+   * Receive stream events synchronously, as they happen, instead of through
+   * the stream's async iterator (which then yields nothing). Meant for
+   * servers fanning events out to many clients: no promise per event. Keep
+   * it cheap; an exception it throws is logged and the run goes on.
+   */
+  onEvent?: (event: StreamEvent) => void;
 }
 
 /** Final status of a run. */
@@ -146,6 +153,14 @@ export interface RunResult<S extends AgentState = AgentState> {
   checkpointId: string | null;
   interrupts: Interrupt[];
   error?: Error;
+  /**
+   * The checkpoint the run started from: `null` on a new thread, absent when
+   * the run ended before loading its thread (or is ephemeral) — then it
+   * committed nothing.
+   */
+  startCheckpointId?: string | null;
+  /** The thread's state when the run started, before its input was applied (absent on a new thread). */
+  startState?: S;
 }
 
 /** A state snapshot at a checkpoint. */

@@ -26,7 +26,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const user = ctx.options.userId;
 
   const streamRun = (c: Context, run: LiveRun): Response =>
-    sendSse(c, (signal) => run.buffer.subscribe(0, signal), {
+    sendSse(c, (push) => run.buffer.listen(0, push), {
       heartbeatMs: ctx.options.heartbeatMs,
       headers: { "Content-Location": contentLocation(run.threadId, run.runId) },
       requestSignal: c.req.raw.signal,
@@ -102,12 +102,12 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     const start = live.buffer.startCursor(c.req.header("last-event-id"));
     return sendSse(
       c,
-      async function* (signal) {
+      (push) => {
         if ("gap" in start) {
-          yield { kind: "gap" as const, data: start.gap };
-          return;
+          push({ kind: "gap", data: start.gap });
+          return () => {};
         }
-        yield* live.buffer.subscribe(start.cursor, signal);
+        return live.buffer.listen(start.cursor, push);
       },
       {
         heartbeatMs: ctx.options.heartbeatMs,

@@ -54,6 +54,13 @@ interface InternalRun extends LiveRun {
   resolveDone: () => void;
 }
 
+/** Where a run started: its thread's checkpoint, messages and title before the run. */
+interface RunStart {
+  checkpointId: string | null;
+  messages: Message[];
+  title: unknown;
+}
+
 const HARNESS_MODE: Record<ClientStreamMode, StreamMode> = {
   values: "values",
   "messages-tuple": "messages",
@@ -185,13 +192,18 @@ export class RunManager {
         await Promise.all(victims.map((v) => this.cancel(v.runId, strategy, true)));
       }
     }
+    // Decide and reserve the thread synchronously: no await between the busy check and the reservation,
+    // so two requests racing on one thread cannot both become active.
+    if (strategy === "reject" && this.hasWorkInFlight(threadId)) throw new HttpError(409, `Thread ${threadId} already has an active run`);
+    const startsNow = !this.active.has(threadId);
     const ts = now();
     const record: RunRecord = {
       runId,
       threadId,
       userId,
       assistantId: req.assistant_id ?? "lead_agent",
-      status: "pending",
+      // A run that starts right away is stored as running (one write instead of pending → running).
+      status: startsNow ? "running" : "pending",
       metadata: { ...(req.metadata ?? {}) },
       kwargs: redactSecrets({ input: req.input ?? null, command: req.command ?? null, config: req.config ?? {}, context: req.context ?? {} }) as Record<string, unknown>,
       multitaskStrategy: strategy,
@@ -202,8 +214,6 @@ export class RunManager {
       error: null,
       modelName: typeof prepared.agentConfig.context.model_name === "string" ? prepared.agentConfig.context.model_name : null,
     };
-    await this.stores.runs.create(record);
-    await this.stores.threads.update(threadId, { status: "running", updatedAt: ts });
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     const run: InternalRun = {
@@ -212,23 +222,42 @@ export class RunManager {
       buffer: new RunEventBuffer(runId, this.options.replayBufferSize),
       onDisconnect: req.on_disconnect ?? "cancel",
       done,
-      status: "pending",
+      status: record.status,
       record,
       prepared,
       controller: new AbortController(),
       timedOut: false,
-      started: false,
+      started: startsNow,
       resolveDone,
     };
     run.buffer.publish("metadata", { run_id: runId, thread_id: threadId });
     this.live.set(runId, run);
-    if (this.active.has(threadId)) {
+    if (startsNow) {
+      this.active.set(threadId, run);
+    } else {
       const q = this.queues.get(threadId) ?? [];
       q.push(run);
       this.queues.set(threadId, q);
-    } else {
-      this.start(run);
     }
+    try {
+      // Both writes are queued now, in this order, and commit in one transaction.
+      await Promise.all([this.stores.runs.create(record), this.stores.threads.update(threadId, { status: "running", updatedAt: ts })]);
+    } catch (err) {
+      this.live.delete(runId);
+      if (this.active.get(threadId) === run) {
+        this.active.delete(threadId);
+        const next = this.queues.get(threadId)?.shift();
+        if (next) this.start(next);
+      } else {
+        const q = this.queues.get(threadId) ?? [];
+        const at = q.indexOf(run);
+        if (at >= 0) q.splice(at, 1);
+      }
+      run.buffer.close();
+      resolveDone();
+      throw err;
+    }
+    if (startsNow) void this.execute(run);
     return run;
   }
 
@@ -250,14 +279,14 @@ export class RunManager {
     const { threadId } = run;
     let result: RunResult | undefined;
     let failure: unknown;
-    let preCheckpointId: string | null = null;
-    let preMessageIds = new Set<string>();
     let agent: Agent | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const frames = new MessageCoalescer((event, data) => run.buffer.publish(event, data));
     try {
-      run.status = "running";
-      await this.stores.runs.update(run.runId, { status: "running", updatedAt: now() });
+      if (run.status !== "running") {
+        run.status = "running";
+        await this.stores.runs.update(run.runId, { status: "running", updatedAt: now() });
+      }
       if (this.options.runTimeoutMs) {
         timer = setTimeout(() => {
           run.timedOut = true;
@@ -265,13 +294,13 @@ export class RunManager {
         }, this.options.runTimeoutMs);
       }
       agent = await this.options.agentFactory(run.prepared.agentConfig);
-      const pre = await agent.getState(threadId);
-      preCheckpointId = pre?.checkpointId ?? null;
-      preMessageIds = new Set((pre?.values.messages ?? []).map((m) => m.id).filter((x): x is string => !!x));
       if (run.controller.signal.aborted) throw new RunCancelledError();
-      const stream = agent.stream(run.prepared.input, { ...run.prepared.options, signal: run.controller.signal });
-      for await (const ev of stream) this.publish(run, ev.mode, ev.ns ?? [], ev.data, frames);
-      frames.flush();
+      // Events are pushed synchronously into the run's buffer (no promise per event).
+      const stream = agent.stream(run.prepared.input, {
+        ...run.prepared.options,
+        signal: run.controller.signal,
+        onEvent: (ev) => this.publish(run, ev.mode, ev.ns ?? [], ev.data, frames),
+      });
       result = await stream.result;
     } catch (err) {
       failure = err;
@@ -279,7 +308,15 @@ export class RunManager {
       frames.flush();
       if (timer) clearTimeout(timer);
     }
-    await this.finish(run, agent, result, failure, preCheckpointId, preMessageIds);
+    const start =
+      result && result.startCheckpointId !== undefined
+        ? {
+            checkpointId: result.startCheckpointId,
+            messages: (result.startState?.messages ?? []) as Message[],
+            title: (result.startState as Record<string, unknown> | undefined)?.title,
+          }
+        : undefined;
+    await this.finish(run, agent, result, failure, start);
   }
 
   private async finish(
@@ -287,8 +324,7 @@ export class RunManager {
     agent: Agent | undefined,
     result: RunResult | undefined,
     failure: unknown,
-    preCheckpointId: string | null,
-    preMessageIds: Set<string>,
+    start: RunStart | undefined,
   ): Promise<void> {
     let status: RunStatus;
     let error: string | null = null;
@@ -322,15 +358,25 @@ export class RunManager {
     let usage: RunUsage = emptyUsage();
     try {
       if (run.cancelAction === "rollback" && agent) {
-        await this.rollback(agent, run.threadId, preCheckpointId);
-      } else if (agent) {
-        const snap = result?.state ? undefined : await agent.getState(run.threadId).catch(() => undefined);
-        const finalState = (result?.state ?? snap?.values) as Record<string, unknown> | undefined;
+        // A run that never loaded its thread committed nothing: nothing to roll back.
+        if (start) await this.rollback(agent, run.threadId, start.checkpointId);
+      } else if (agent && start) {
+        // `start` is known once the run loaded its thread; before that it changed nothing.
+        const finalState = (result?.state ?? (await agent.getState(run.threadId).catch(() => undefined))?.values) as
+          | Record<string, unknown>
+          | undefined;
         const messages = (finalState?.messages ?? []) as Message[];
+        const preMessageIds = new Set(start.messages.map((m) => m.id).filter((x): x is string => !!x));
         usage = runUsageFromMessages(messages, preMessageIds, run.prepared.agentConfig.context);
-        await this.stores.messages.record(run.threadId, run.runId, messages as unknown as Array<Record<string, unknown>>, now());
+        // Only messages this run added or replaced go to the transcript (the rest are the very same objects
+        // the run started with): the write stays proportional to the turn, not to the thread's length.
+        const unchanged = new Set<Message>(start.messages);
+        const touched = messages.filter((m) => !unchanged.has(m));
+        if (touched.length) {
+          await this.stores.messages.record(run.threadId, run.runId, touched as unknown as Array<Record<string, unknown>>, now());
+        }
         const title = finalState?.title;
-        if (typeof title === "string" && title) {
+        if (typeof title === "string" && title && title !== start.title) {
           await this.stores.threads.update(run.threadId, { displayName: title });
         }
       }
@@ -390,7 +436,7 @@ export class RunManager {
       const q = this.queues.get(run.threadId) ?? [];
       const at = q.indexOf(run);
       if (at >= 0) q.splice(at, 1);
-      await this.finish(run, undefined, undefined, undefined, null, new Set());
+      await this.finish(run, undefined, undefined, undefined, undefined);
     } else {
       run.controller.abort(new RunCancelledError(action));
     }

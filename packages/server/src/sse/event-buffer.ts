@@ -14,6 +14,9 @@ export type SubscriberItem =
   | { kind: "gap"; data: Record<string, unknown> }
   | { kind: "end" };
 
+/** A push subscriber of {@link RunEventBuffer.listen}: called synchronously. */
+export type BufferListener = (item: SubscriberItem) => void;
+
 /**
  * The replay buffer of one run (the "stream bridge"). Keeps the last
  * `capacity` data events; any number of subscribers read from a cursor and
@@ -27,6 +30,7 @@ export class RunEventBuffer {
   private nextSeq = 0;
   private closed = false;
   private waiters = new Set<() => void>();
+  private listeners: BufferListener[] = [];
 
   constructor(runId: string, capacity = 256) {
     this.runId = runId;
@@ -45,6 +49,10 @@ export class RunEventBuffer {
     const id = formatEventId(Date.now(), seq);
     this.events.push({ seq, id, event, data });
     if (this.events.length > this.capacity) this.events.shift();
+    if (this.listeners.length) {
+      const item: SubscriberItem = { kind: "event", event: this.events[this.events.length - 1] };
+      for (const l of this.listeners) l(item);
+    }
     this.wake();
     return id;
   }
@@ -53,6 +61,9 @@ export class RunEventBuffer {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    const ls = this.listeners;
+    this.listeners = [];
+    for (const l of ls) l({ kind: "end" });
     this.wake();
   }
 
@@ -88,6 +99,31 @@ export class RunEventBuffer {
     const wanted = parsed.seq + 1;
     if (wanted < this.earliestSeq()) return { gap: this.gapData(lastEventId ?? null) };
     return { cursor: Math.min(wanted, this.nextSeq) };
+  }
+
+  /**
+   * Push-based subscription (the SSE hot path: no promise per event). Replays
+   * the retained events from `cursor` synchronously, then calls `listener`
+   * for every new event as it is published, and finally with `end` (or with
+   * `gap` if `cursor` is older than the retained window). Returns a function
+   * that stops the subscription.
+   */
+  listen(cursor: number, listener: BufferListener): () => void {
+    const earliest = this.earliestSeq();
+    if (cursor < earliest) {
+      listener({ kind: "gap", data: this.gapData(null) });
+      return () => {};
+    }
+    for (let i = cursor - earliest; i < this.events.length; i++) listener({ kind: "event", event: this.events[i] });
+    if (this.closed) {
+      listener({ kind: "end" });
+      return () => {};
+    }
+    this.listeners.push(listener);
+    // Replace rather than splice: a publish iterating the old array stays consistent.
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
   }
 
   /**

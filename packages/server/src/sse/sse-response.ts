@@ -38,54 +38,70 @@ interface SseSink {
 }
 
 /**
- * Drive a subscription into a sink: frames produced in the same tick are
- * coalesced into one write, `: heartbeat` after `heartbeatMs` idle, and the
- * producer's signal fires when the client disconnects. Returns the
+ * Attach to an event source: call `push` for every item (synchronously is
+ * fine, also during the call itself) and return a function that detaches.
+ */
+export type SseSource = (push: (item: SubscriberItem) => void) => () => void;
+
+/**
+ * Drive a push subscription into a sink: frames produced in the same tick
+ * are coalesced into one write, `: heartbeat` after `heartbeatMs` idle, and
+ * the source is detached when the client disconnects. Returns the
  * disconnect function (for sink-level close events).
  */
-function pumpSse(
-  produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
-  options: SseResponseOptions,
-  sink: SseSink,
-): () => void {
-  const abort = new AbortController();
+function pumpSse(source: SseSource, options: SseResponseOptions, sink: SseSink): () => void {
   let finished = false;
+  let ended = false;
   let timer: ReturnType<typeof setInterval> | undefined;
   let lastWrite = Date.now();
   let pending = "";
   let scheduled = false;
   let headersFlushed = false;
+  let detach: (() => void) | undefined;
 
-  const disconnect = (): void => {
+  const stop = (): void => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+    options.requestSignal?.removeEventListener("abort", disconnect);
+    detach?.();
+  };
+  function disconnect(): void {
     if (finished) return;
     finished = true;
-    if (timer) clearInterval(timer);
-    abort.abort();
+    stop();
     options.onDisconnect?.();
-  };
+  }
   options.requestSignal?.addEventListener("abort", disconnect, { once: true });
 
   const flush = (): void => {
     scheduled = false;
-    if (finished) return;
-    if (!pending) {
-      if (!headersFlushed) {
-        headersFlushed = true;
-        try {
-          sink.flushHeaders();
-        } catch {
-          disconnect();
-        }
+    if (finished && !ended) return;
+    if (pending) {
+      headersFlushed = true;
+      const text = pending;
+      pending = "";
+      try {
+        sink.write(text);
+      } catch {
+        disconnect();
+        return;
       }
-      return;
+    } else if (!headersFlushed) {
+      headersFlushed = true;
+      try {
+        sink.flushHeaders();
+      } catch {
+        disconnect();
+        return;
+      }
     }
-    headersFlushed = true;
-    const text = pending;
-    pending = "";
-    try {
-      sink.write(text);
-    } catch {
-      disconnect();
+    if (ended) {
+      ended = false;
+      try {
+        sink.end();
+      } catch {
+        /* already closed */
+      }
     }
   };
   const schedule = (): void => {
@@ -94,12 +110,19 @@ function pumpSse(
       setImmediate(flush);
     }
   };
-  const write = (text: string): boolean => {
-    if (finished) return false;
+  const write = (text: string): void => {
+    if (finished) return;
     pending += text;
     lastWrite = Date.now();
     schedule();
-    return true;
+  };
+  /** Last frame written: detach, then send what is pending and end the response in the next flush. */
+  const finish = (last: string): void => {
+    if (finished) return;
+    write(last);
+    finished = true;
+    ended = true;
+    stop();
   };
   // Headers go out promptly even when the first event is still to come.
   schedule();
@@ -107,36 +130,22 @@ function pumpSse(
   timer = setInterval(() => {
     if (Date.now() - lastWrite >= options.heartbeatMs) write(HEARTBEAT_FRAME);
   }, tick);
-  void (async () => {
+  const push = (item: SubscriberItem): void => {
+    if (finished) return;
     try {
-      for await (const item of produce(abort.signal)) {
-        if (item.kind === "event") {
-          if (!write(formatFrame(item.event.event, item.event.data, item.event.id))) break;
-        } else if (item.kind === "gap") {
-          write(formatFrame("gap", item.data));
-          break;
-        } else {
-          write(END_FRAME);
-          break;
-        }
-      }
+      if (item.kind === "event") write(formatFrame(item.event.event, item.event.data, item.event.id));
+      else if (item.kind === "gap") finish(formatFrame("gap", item.data));
+      else finish(END_FRAME);
     } catch (err) {
-      write(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }));
-      write(END_FRAME);
-    } finally {
-      if (timer) clearInterval(timer);
-      options.requestSignal?.removeEventListener("abort", disconnect);
-      if (!finished) {
-        flush();
-        finished = true;
-        try {
-          sink.end();
-        } catch {
-          /* already closed */
-        }
-      }
+      finish(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }) + END_FRAME);
     }
-  })();
+  };
+  try {
+    detach = source(push);
+  } catch (err) {
+    finish(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }) + END_FRAME);
+  }
+  if (finished) detach?.();
   return disconnect;
 }
 
@@ -144,15 +153,12 @@ function pumpSse(
  * Turn a subscription into an SSE `Response` (Web streams). Used when the
  * app runs without a Node response to write to (e.g. `app.request()`).
  */
-export function sseResponse(
-  produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
-  options: SseResponseOptions,
-): Response {
+export function sseResponse(source: SseSource, options: SseResponseOptions): Response {
   const encoder = new TextEncoder();
   let disconnect: (() => void) | undefined;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      disconnect = pumpSse(produce, options, {
+      disconnect = pumpSse(source, options, {
         write: (text) => controller.enqueue(encoder.encode(text)),
         flushHeaders: () => {},
         end: () => controller.close(),
@@ -169,13 +175,9 @@ export function sseResponse(
  * Stream SSE straight into a Node `ServerResponse`: one `write` per
  * coalesced chunk, no Web-stream machinery in between.
  */
-export function sseToNode(
-  outgoing: ServerResponse,
-  produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
-  options: SseResponseOptions,
-): void {
+export function sseToNode(outgoing: ServerResponse, source: SseSource, options: SseResponseOptions): void {
   outgoing.writeHead(200, { ...SSE_HEADERS, ...(options.headers ?? {}) });
-  const disconnect = pumpSse(produce, options, {
+  const disconnect = pumpSse(source, options, {
     write: (text) => {
       if (outgoing.destroyed || outgoing.writableEnded) throw new Error("response closed");
       outgoing.write(text);
@@ -200,14 +202,10 @@ function nodeResponse(c: Context): ServerResponse | undefined {
  * Send an SSE stream for a route: directly on the Node response when there
  * is one (cheapest per chunk), otherwise as a Web-stream `Response`.
  */
-export function sendSse(
-  c: Context,
-  produce: (signal: AbortSignal) => AsyncIterable<SubscriberItem>,
-  options: SseResponseOptions,
-): Response {
+export function sendSse(c: Context, source: SseSource, options: SseResponseOptions): Response {
   const outgoing = nodeResponse(c);
-  if (!outgoing) return sseResponse(produce, options);
-  sseToNode(outgoing, produce, options);
+  if (!outgoing) return sseResponse(source, options);
+  sseToNode(outgoing, source, options);
   return RESPONSE_ALREADY_SENT;
 }
 

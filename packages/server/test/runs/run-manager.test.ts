@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createAgent, threadStateSchema } from "@deerflow/harness";
+import type { Agent } from "@deerflow/harness";
+import { humanInput, postJson, startTestGateway, until } from "../helpers/test-gateway";
+import type { TestGateway } from "../helpers/test-gateway";
+
+let gw: TestGateway | undefined;
+afterEach(async () => {
+  await gw?.close();
+  gw = undefined;
+});
+
+async function newThread(base: string): Promise<string> {
+  const res = await postJson(`${base}/api/threads`, { metadata: {} });
+  return ((await res.json()) as { thread_id: string }).thread_id;
+}
+
+async function runStatus(base: string, tid: string, runId: string): Promise<string> {
+  return ((await (await fetch(`${base}/api/threads/${tid}/runs/${runId}`)).json()) as { status: string }).status;
+}
+
+describe("RunManager", () => {
+  it("lets exactly one of two simultaneous runs on a thread start (reject → 409 for the other)", async () => {
+    gw = await startTestGateway({ steps: [{ text: "slow", delayMs: 400 }], modelOptions: { onExhausted: "repeat-last" } });
+    const tid = await newThread(gw.url);
+    const [a, b] = await Promise.all([
+      postJson(`${gw.url}/api/threads/${tid}/runs`, { input: humanInput("a") }),
+      postJson(`${gw.url}/api/threads/${tid}/runs`, { input: humanInput("b") }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    const ok = (await (a.status === 200 ? a : b).json()) as { run_id: string; status: string };
+    expect(ok.status).toBe("running");
+    await until(async () => (await runStatus(gw!.url, tid, ok.run_id)) === "success");
+    expect(gw.model.callCount).toBe(1);
+  });
+
+  it("stores the transcript incrementally: a run writes only the messages it added", async () => {
+    gw = await startTestGateway({ steps: ["first answer", "second answer"] });
+    const recorded: Array<{ runId: string; ids: string[] }> = [];
+    const record = gw.gateway.stores.messages.record.bind(gw.gateway.stores.messages);
+    gw.gateway.stores.messages.record = async (threadId, runId, messages, createdAt) => {
+      recorded.push({ runId, ids: messages.map((m) => String(m.id)) });
+      return record(threadId, runId, messages, createdAt);
+    };
+    const tid = await newThread(gw.url);
+    await (await postJson(`${gw.url}/api/threads/${tid}/runs/wait`, { input: humanInput("q1") })).json();
+    await (await postJson(`${gw.url}/api/threads/${tid}/runs/wait`, { input: humanInput("q2") })).json();
+    expect(recorded).toHaveLength(2);
+    expect(recorded[0].ids).toHaveLength(2);
+    expect(recorded[1].ids).toHaveLength(2);
+    expect(recorded[1].ids.some((id) => recorded[0].ids.includes(id))).toBe(false);
+    const page = (await (await fetch(`${gw.url}/api/threads/${tid}/messages/page?limit=10`)).json()) as {
+      data: Array<{ run_id: string }>;
+    };
+    expect(page.data).toHaveLength(4);
+  });
+
+  it("a rollback that lands before the run loaded its thread keeps the thread's history", async () => {
+    let slow = false;
+    let agent: Agent | undefined;
+    gw = await startTestGateway({
+      steps: ["first answer", "never used"],
+      agentFactory: async () => {
+        if (slow) await new Promise((r) => setTimeout(r, 300));
+        agent ??= createAgent({ model: gw!.model, checkpointer: gw!.checkpointer, stateSchema: threadStateSchema, name: "lead_agent" });
+        return agent;
+      },
+    });
+    const tid = await newThread(gw.url);
+    await (await postJson(`${gw.url}/api/threads/${tid}/runs/wait`, { input: humanInput("q1") })).json();
+    slow = true;
+    const r2 = (await (await postJson(`${gw.url}/api/threads/${tid}/runs`, { input: humanInput("q2") })).json()) as { run_id: string };
+    const c = await fetch(`${gw.url}/api/threads/${tid}/runs/${r2.run_id}/cancel?wait=1&action=rollback`, { method: "POST" });
+    expect(c.status).toBe(204);
+    const state = (await (await fetch(`${gw.url}/api/threads/${tid}/state`)).json()) as { values: { messages: unknown[] } };
+    expect(state.values.messages).toHaveLength(2);
+    expect(await runStatus(gw.url, tid, r2.run_id)).toBe("error");
+    expect(gw.model.callCount).toBe(1);
+  });
+});
