@@ -1,20 +1,24 @@
 /**
- * Load generator of the gateway benchmark (a separate process, so the
- * server's CPU and RSS are measured alone). argv: base URL, number of runs.
- * Creates one thread per run (which also opens the keep-alive sockets), runs
- * a warm-up, prints `ready` and waits for `go` on stdin (so the parent can
- * measure only the timed phase), then starts every streaming run at once and
- * reads each SSE stream to the end.
- * Prints one JSON line: {wall_s, ttfe_ms: number[], failures}.
+ * Load generator of the gateway benchmark, run as its own process so the
+ * server's CPU and RSS are measured alone. argv: base URL.
+ *
+ * Driven by one command per stdin line, answering each with one JSON line:
+ * - `prepare N` — create N fresh threads (this also opens the keep-alive
+ *   sockets) → `{"prepared":N}`
+ * - `go` — start one streaming run on every prepared thread at once and read
+ *   each SSE stream to the end → `{"wall_s","ttfe_ms":[…],"failures","bytes_per_run"}`
+ * - `exit`
  *
  * Time to first event is taken when the first body bytes of a response reach
  * the socket (the socket's first `data` event after the request was written),
  * so it measures the server and not this process's own response parsing.
+ * A run counts as failed unless it answers 200, ends with `event: end` and
+ * carries no `event: error`.
  */
 import http from "node:http";
+import readline from "node:readline";
 
 const base = new URL(process.argv[2]);
-const runs = Number(process.argv[3]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
 function request(method: string, path: string, body: string, onFirstByte?: () => void): Promise<{ status: number; text: string }> {
@@ -36,47 +40,50 @@ function request(method: string, path: string, body: string, onFirstByte?: () =>
   });
 }
 
-const threads = await Promise.all(
-  Array.from({ length: runs }, async () => JSON.parse((await request("POST", "/api/langgraph/threads", "{}")).text).thread_id as string),
-);
 const body = JSON.stringify({
   assistant_id: "lead_agent",
   input: { messages: [{ type: "human", content: [{ type: "text", text: "go" }], additional_kwargs: {} }] },
   stream_mode: ["values", "messages-tuple", "updates", "custom"],
   on_disconnect: "continue",
 });
-// Warm-up (JIT, lazily loaded code paths, socket pool) on separate threads, not measured.
-const warm = Number(process.env.BENCH_WARMUP ?? 20);
-const warmThreads = await Promise.all(
-  Array.from({ length: warm }, async () => JSON.parse((await request("POST", "/api/langgraph/threads", "{}")).text).thread_id as string),
-);
-await Promise.all(warmThreads.map((tid) => request("POST", `/api/langgraph/threads/${tid}/runs/stream`, body)));
 
-process.stdout.write("ready\n");
-await new Promise<void>((resolve) => {
-  process.stdin.setEncoding("utf8");
-  let buf = "";
-  const onData = (d: string) => {
-    buf += d;
-    if (buf.includes("go\n")) {
-      process.stdin.off("data", onData);
-      process.stdin.destroy();
-      resolve();
-    }
-  };
-  process.stdin.on("data", onData);
-});
+let prepared: string[] = [];
 
-const ttfe: number[] = [];
-let failures = 0;
-const t0 = performance.now();
-await Promise.all(
-  threads.map(async (tid) => {
-    const start = performance.now();
-    const res = await request("POST", `/api/langgraph/threads/${tid}/runs/stream`, body, () => ttfe.push(performance.now() - start));
-    if (res.status !== 200 || !res.text.endsWith("event: end\ndata: null\n\n") || res.text.includes("event: error")) failures++;
-  }),
-);
-const wall = (performance.now() - t0) / 1000;
+async function prepare(n: number): Promise<void> {
+  prepared = await Promise.all(
+    Array.from({ length: n }, async () => JSON.parse((await request("POST", "/api/langgraph/threads", "{}")).text).thread_id as string),
+  );
+}
+
+async function go(): Promise<{ wall_s: number; ttfe_ms: number[]; failures: number; bytes_per_run: number }> {
+  const threads = prepared;
+  prepared = [];
+  const ttfe: number[] = [];
+  let failures = 0;
+  let bytes = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    threads.map(async (tid) => {
+      const start = performance.now();
+      const res = await request("POST", `/api/langgraph/threads/${tid}/runs/stream`, body, () => ttfe.push(performance.now() - start));
+      bytes += res.text.length;
+      if (res.status !== 200 || !res.text.endsWith("event: end\ndata: null\n\n") || res.text.includes("event: error")) failures++;
+    }),
+  );
+  const wall = (performance.now() - t0) / 1000;
+  return { wall_s: wall, ttfe_ms: ttfe, failures, bytes_per_run: Math.round(bytes / Math.max(1, threads.length)) };
+}
+
+const lines = readline.createInterface({ input: process.stdin });
+for await (const line of lines) {
+  const [cmd, arg] = line.trim().split(/\s+/);
+  if (cmd === "prepare") {
+    await prepare(Number(arg));
+    process.stdout.write(`${JSON.stringify({ prepared: prepared.length })}\n`);
+  } else if (cmd === "go") {
+    process.stdout.write(`${JSON.stringify(await go())}\n`);
+  } else if (cmd === "exit") {
+    break;
+  }
+}
 agent.destroy();
-process.stdout.write(JSON.stringify({ wall_s: wall, ttfe_ms: ttfe, failures }) + "\n");

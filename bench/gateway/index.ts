@@ -1,16 +1,29 @@
 /**
  * Gateway benchmark: N concurrent streaming runs through the real HTTP
- * server on loopback, each driven by a ScriptedModel with a fixed latency
- * (one tool call + one final answer = 2 model calls per run).
+ * gateway on loopback, each driven by a ScriptedModel with a fixed latency
+ * per call (one tool call + one final answer = 2 model calls per run), side
+ * by side with a reference server (`reference-server.ts`: bare node:http
+ * writing the same SSE bytes with the same latency, no agent, no storage),
+ * both driven by the same client process (`client.ts`).
  *
- * Env: BENCH_RUNS (default 200), BENCH_LATENCY_MS (default 100).
- * Last line: one JSON object with runs, model_bound_s, wall_s, ratio,
- * ttfe_p50_ms, ttfe_p99_ms, peak_rss_mb.
+ * Two latencies are measured: `BENCH_LATENCY_MS` (default 100, the stress
+ * case) and `BENCH_TYPICAL_LATENCY_MS` (default 1000, closer to a real LLM
+ * call). Each server is warmed up first (`BENCH_WARMUP_ROUNDS` rounds of N
+ * runs), so the figures are a warm server's, not the JIT's first minute.
+ *
+ * Env: BENCH_RUNS (200), BENCH_LATENCY_MS (100), BENCH_TYPICAL_LATENCY_MS
+ * (1000), BENCH_WARMUP_ROUNDS (5), BENCH_PROFILE_DIR (CPU profile of the
+ * gateway's stress phase).
+ * Last line: one JSON object; `runs`, `model_bound_s`, `wall_s`, `ratio`,
+ * `ttfe_p50_ms`, `ttfe_p99_ms`, `peak_rss_mb` are the gateway's stress-case
+ * figures, the other keys are described in bench/README.md.
  */
 import { spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { SqliteCheckpointStore } from "../../packages/harness/src/checkpoints";
@@ -21,10 +34,17 @@ import { ScriptedModel } from "../../packages/harness/src/testing";
 import type { ScriptStep } from "../../packages/harness/src/testing";
 import { tool } from "../../packages/harness/src/tools";
 import { createGateway } from "../../packages/server/src/gateway";
+import { envInt, percentile, printResultLine } from "../lib";
+import { startReferenceServer } from "./reference-server";
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 200);
-const LATENCY = Number(process.env.BENCH_LATENCY_MS ?? 100);
+const RUNS = envInt("BENCH_RUNS", 200);
+const LATENCY = envInt("BENCH_LATENCY_MS", 100);
+const TYPICAL_LATENCY = envInt("BENCH_TYPICAL_LATENCY_MS", 1000);
+const WARMUP_ROUNDS = envInt("BENCH_WARMUP_ROUNDS", 5);
 const CALLS_PER_RUN = 2;
+
+/** Model latency of the current phase (read by both servers at each model call). */
+let latencyMs = LATENCY;
 
 const lookup = tool({
   name: "lookup",
@@ -36,37 +56,66 @@ const lookup = tool({
 // Decide from the conversation, so concurrent runs sharing one model stay independent.
 const step: ScriptStep = (request: ModelRequest) => {
   const last = request.messages[request.messages.length - 1];
-  if (last?.type === "tool") return "Here is the final answer based on the lookup result.";
-  return { text: "Let me look that up.", toolCalls: [{ name: "lookup", args: { q: "benchmark" } }] };
+  if (last?.type === "tool") return { text: "Here is the final answer based on the lookup result.", delayMs: latencyMs };
+  return { text: "Let me look that up.", toolCalls: [{ name: "lookup", args: { q: "benchmark" } }], delayMs: latencyMs };
 };
 
-/**
- * Run the load generator in its own process (server CPU and RSS measured
- * alone). `onReady` runs when the client finished its warm-up; the timed
- * phase starts once it resolves.
- */
-function runClient(url: string, runs: number, onReady: () => Promise<void>): Promise<{ wall_s: number; ttfe_ms: number[]; failures: number }> {
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "client.ts");
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", script, url, String(runs)], { stdio: ["pipe", "pipe", "inherit"] });
-    let out = "";
-    let readySeen = false;
-    child.stdout.on("data", (d) => {
-      out += d;
-      if (!readySeen && out.includes("ready\n")) {
-        readySeen = true;
-        void onReady().then(() => child.stdin.write("go\n"));
-      }
-    });
-    child.on("exit", (code) => {
-      const line = out.trim().split("\n").pop() ?? "";
-      if (code !== 0 || !line.startsWith("{")) reject(new Error(`bench client failed (exit ${code})`));
-      else resolve(JSON.parse(line));
-    });
-  });
+interface ClientResult {
+  wall_s: number;
+  ttfe_ms: number[];
+  failures: number;
+  bytes_per_run: number;
 }
 
-/** Start a CPU profile of this process (the server) when `BENCH_PROFILE_DIR` is set. */
+/** The load generator (its own process, so the server's CPU and RSS are measured alone). */
+class LoadClient {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly replies: string[] = [];
+  private waiting: ((line: string) => void) | undefined;
+
+  constructor(url: string) {
+    const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "client.ts");
+    this.child = spawn(process.execPath, ["--import", "tsx", script, url], { stdio: ["pipe", "pipe", "inherit"] });
+    readline.createInterface({ input: this.child.stdout }).on("line", (line) => {
+      if (this.waiting) {
+        const w = this.waiting;
+        this.waiting = undefined;
+        w(line);
+      } else this.replies.push(line);
+    });
+  }
+
+  private send<T>(cmd: string): Promise<T> {
+    this.child.stdin.write(`${cmd}\n`);
+    const queued = this.replies.shift();
+    if (queued !== undefined) return Promise.resolve(JSON.parse(queued) as T);
+    return new Promise<T>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`bench client exited (${code}) during '${cmd}'`));
+      this.child.once("exit", onExit);
+      this.waiting = (line) => {
+        this.child.off("exit", onExit);
+        resolve(JSON.parse(line) as T);
+      };
+    });
+  }
+
+  prepare(n: number): Promise<{ prepared: number }> {
+    return this.send(`prepare ${n}`);
+  }
+
+  go(): Promise<ClientResult> {
+    return this.send("go");
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+    this.child.stdin.write("exit\n");
+    this.child.stdin.end();
+    await exited;
+  }
+}
+
+/** Start a CPU profile of this process when `BENCH_PROFILE_DIR` is set. */
 async function startProfile(): Promise<(() => Promise<string>) | undefined> {
   const dir = process.env.BENCH_PROFILE_DIR;
   if (!dir) return undefined;
@@ -85,62 +134,124 @@ async function startProfile(): Promise<(() => Promise<string>) | undefined> {
   };
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return 0;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
+interface PhaseResult extends ClientResult {
+  latency_ms: number;
+  model_bound_s: number;
+  ratio: number;
+  server_cpu_ms_per_run: number;
+}
+
+/** One timed phase: fresh threads, every run started at once; server CPU taken around it. */
+async function timedPhase(client: LoadClient, latency: number, profile = false): Promise<PhaseResult> {
+  latencyMs = latency;
+  await client.prepare(RUNS);
+  const stopProfile = profile ? await startProfile() : undefined;
+  const cpu0 = process.cpuUsage();
+  const r = await client.go();
+  const cpu = process.cpuUsage(cpu0);
+  const file = await stopProfile?.();
+  if (file) console.log(`  CPU profile of the timed phase: ${file}`);
+  const modelBound = (CALLS_PER_RUN * latency) / 1000;
+  return {
+    ...r,
+    latency_ms: latency,
+    model_bound_s: modelBound,
+    ratio: r.wall_s / modelBound,
+    server_cpu_ms_per_run: (cpu.user + cpu.system) / 1000 / RUNS,
+  };
+}
+
+/** Warm a server up, then measure the stress and the typical latency. */
+async function measureServer(url: string, profile: boolean): Promise<{ stress: PhaseResult; typical: PhaseResult }> {
+  const client = new LoadClient(url);
+  try {
+    latencyMs = LATENCY;
+    for (let i = 0; i < WARMUP_ROUNDS; i++) {
+      await client.prepare(RUNS);
+      const w = await client.go();
+      if (w.failures) throw new Error(`${w.failures} warm-up run(s) failed`);
+    }
+    const stress = await timedPhase(client, LATENCY, profile);
+    const typical = await timedPhase(client, TYPICAL_LATENCY);
+    return { stress, typical };
+  } finally {
+    await client.close();
+  }
+}
+
+function line(label: string, r: PhaseResult): void {
+  const sorted = [...r.ttfe_ms].sort((a, b) => a - b);
+  console.log(
+    `  ${label.padEnd(10)} ${String(r.latency_ms).padStart(5)} ms/call: wall ${r.wall_s.toFixed(3)} s vs model-bound ${r.model_bound_s.toFixed(1)} s → ratio ${r.ratio.toFixed(2)};` +
+      ` TTFE p50 ${percentile(sorted, 50).toFixed(0)} / p99 ${percentile(sorted, 99).toFixed(0)} ms; server CPU ${r.server_cpu_ms_per_run.toFixed(2)} ms/run; ${r.bytes_per_run} B/run` +
+      (r.failures ? `; ${r.failures} FAILED` : ""),
+  );
 }
 
 async function main(): Promise<void> {
+  console.log(
+    `gateway bench: ${RUNS} concurrent streaming runs, ${CALLS_PER_RUN} model calls each, ${WARMUP_ROUNDS} warm-up rounds per server, 2 cores shared with the client`,
+  );
+
+  // The gateway first, so the peak RSS read after it is the gateway's.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-gateway-"));
   const checkpointer = new SqliteCheckpointStore(path.join(dataDir, "deerflow.db"));
-  const model = new ScriptedModel([step], { onExhausted: "repeat-last", latencyMs: LATENCY, recordRequests: false });
+  const model = new ScriptedModel([step], { onExhausted: "repeat-last", recordRequests: false });
   const agent = createAgent({ model, tools: [lookup], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" });
-  const gateway = await createGateway({
-    dataDir,
-    database: checkpointer.db,
-    checkpointer,
-    webDistDir: null,
-    agentFactory: () => agent,
-  });
-  const url = await gateway.start({ port: 0 });
-
-  let cpu0 = process.cpuUsage();
-  let stopProfile: (() => Promise<string>) | undefined;
-  const client = await runClient(url, RUNS, async () => {
-    stopProfile = await startProfile();
-    cpu0 = process.cpuUsage();
-  });
-  const cpu = process.cpuUsage(cpu0);
-  const profileFile = await stopProfile?.();
-  const ttfe = client.ttfe_ms;
-  const failures = client.failures;
-  const wall = client.wall_s;
-  // Peak resident set size of this (server) process, tracked by the OS: no sampling overhead.
+  const gateway = await createGateway({ dataDir, database: checkpointer.db, checkpointer, webDistDir: null, agentFactory: () => agent });
+  const gatewayUrl = await gateway.start({ port: 0 });
+  const ours = await measureServer(gatewayUrl, !!process.env.BENCH_PROFILE_DIR);
   const peakRss = process.resourceUsage().maxRSS * 1024;
   await gateway.close();
   await checkpointer.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 
-  const modelBound = (CALLS_PER_RUN * LATENCY) / 1000;
-  ttfe.sort((a, b) => a - b);
-  const result = {
-    runs: RUNS,
-    model_bound_s: Number(modelBound.toFixed(3)),
-    wall_s: Number(wall.toFixed(3)),
-    ratio: Number((wall / modelBound).toFixed(3)),
-    ttfe_p50_ms: Number(percentile(ttfe, 50).toFixed(1)),
-    ttfe_p99_ms: Number(percentile(ttfe, 99).toFixed(1)),
-    peak_rss_mb: Number((peakRss / 1024 / 1024).toFixed(1)),
-    server_cpu_ms_per_run: Number(((cpu.user + cpu.system) / 1000 / RUNS).toFixed(2)),
-  };
-  console.log(`gateway bench: ${RUNS} concurrent streaming runs, ${CALLS_PER_RUN} model calls x ${LATENCY} ms each`);
-  console.log(`  completion ${result.wall_s}s vs model-bound ${result.model_bound_s}s → ratio ${result.ratio} (target ≤ 1.3)`);
-  console.log(`  time to first event p50 ${result.ttfe_p50_ms} ms, p99 ${result.ttfe_p99_ms} ms; peak RSS ${result.peak_rss_mb} MB (server process)`);
-  console.log(`  server CPU ${result.server_cpu_ms_per_run} ms per run (timed phase only)`);
-  if (profileFile) console.log(`  CPU profile of the timed phase: ${profileFile}`);
+  const reference = await startReferenceServer(() => latencyMs);
+  const ref = await measureServer(reference.url, false);
+  await reference.close();
+
+  console.log("gateway (Hono, validation, run manager, agent loop, SQLite checkpoints + run records):");
+  line("stress", ours.stress);
+  line("typical", ours.typical);
+  console.log("reference (bare node:http writing the same SSE bytes; the floor on this machine):");
+  line("stress", ref.stress);
+  line("typical", ref.typical);
+  const overStress = ours.stress.wall_s / ref.stress.wall_s;
+  const overTypical = ours.typical.wall_s / ref.typical.wall_s;
+  console.log(`  gateway ÷ reference wall time: stress ${overStress.toFixed(2)}, typical ${overTypical.toFixed(2)}`);
+  console.log(`  peak RSS of the gateway process: ${(peakRss / 1024 / 1024).toFixed(1)} MB`);
+  const target = 1.3;
+  for (const [label, r] of [
+    ["stress", ours.stress],
+    ["typical", ours.typical],
+  ] as const) {
+    console.log(`  target ratio ≤ ${target} at ${r.latency_ms} ms/call (${label}): ${r.ratio <= target ? "met" : "NOT met"} (${r.ratio.toFixed(2)})`);
+  }
+  const failures = ours.stress.failures + ours.typical.failures + ref.stress.failures + ref.typical.failures;
   if (failures) console.log(`  WARNING: ${failures} run(s) did not end cleanly`);
-  console.log(JSON.stringify(result));
+
+  const sorted = [...ours.stress.ttfe_ms].sort((a, b) => a - b);
+  const typicalSorted = [...ours.typical.ttfe_ms].sort((a, b) => a - b);
+  const r3 = (x: number) => Number(x.toFixed(3));
+  printResultLine({
+    runs: RUNS,
+    latency_ms: LATENCY,
+    model_bound_s: r3(ours.stress.model_bound_s),
+    wall_s: r3(ours.stress.wall_s),
+    ratio: r3(ours.stress.ratio),
+    ttfe_p50_ms: Number(percentile(sorted, 50).toFixed(1)),
+    ttfe_p99_ms: Number(percentile(sorted, 99).toFixed(1)),
+    peak_rss_mb: Number((peakRss / 1024 / 1024).toFixed(1)),
+    server_cpu_ms_per_run: Number(ours.stress.server_cpu_ms_per_run.toFixed(2)),
+    reference_ratio: r3(ref.stress.ratio),
+    over_reference: r3(overStress),
+    typical_latency_ms: TYPICAL_LATENCY,
+    typical_ratio: r3(ours.typical.ratio),
+    typical_ttfe_p99_ms: Number(percentile(typicalSorted, 99).toFixed(1)),
+    typical_reference_ratio: r3(ref.typical.ratio),
+    typical_over_reference: r3(overTypical),
+    failures,
+  });
   if (failures) process.exitCode = 1;
 }
 

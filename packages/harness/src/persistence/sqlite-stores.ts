@@ -297,19 +297,19 @@ export class SqliteRunStore extends StatementCache implements RunStore {
 /** {@link MessageStore} over the `gw_messages` table. */
 export class SqliteMessageStore extends StatementCache implements MessageStore {
   async record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void> {
-    const find = this.stmt(`SELECT seq FROM gw_messages WHERE thread_id = ? AND message_id = ?`);
-    const update = this.stmt(`UPDATE gw_messages SET content = ? WHERE seq = ?`);
-    const insert = this.stmt(
-      `INSERT INTO gw_messages(thread_id,run_id,message_id,message_type,content,created_at) VALUES (?,?,?,?,?,?)`,
+    // One statement per message: a message already in the transcript (same id) keeps its row, run and
+    // position and gets the new content.
+    const upsert = this.stmt(
+      `INSERT INTO gw_messages(thread_id,run_id,message_id,message_type,content,created_at) VALUES (?,?,?,?,?,?)
+       ON CONFLICT(thread_id, message_id) DO UPDATE SET content = excluded.content`,
     );
+    const rows: Array<[string, string, string]> = [];
+    for (const m of messages) {
+      if (typeof m.id === "string" && m.id) rows.push([m.id, String(m.type ?? "unknown"), JSON.stringify(m)]);
+    }
+    if (!rows.length) return;
     return this.write(() => {
-      for (const m of messages) {
-        const id = typeof m.id === "string" ? m.id : null;
-        if (!id) continue;
-        const existing = find.get(threadId, id) as { seq: number } | undefined;
-        if (existing) update.run(JSON.stringify(m), existing.seq);
-        else insert.run(threadId, runId, id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt);
-      }
+      for (const [id, type, content] of rows) upsert.run(threadId, runId, id, type, content, createdAt);
     }, [`messages:${threadId}`]);
   }
 

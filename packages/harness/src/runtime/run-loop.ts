@@ -186,17 +186,33 @@ export class RunExecution<S extends AgentState> {
     if (node) this.emit("updates", { [node]: clean });
   }
 
-  private async commit(writer: string, source: "input" | "loop" | "update" | "fork" = "loop", interrupts?: Interrupt[]): Promise<void> {
+  /**
+   * Checkpoint the current state. With `emitValues` the `values` event goes
+   * out as soon as the write is queued, before it is durable (LangGraph's
+   * default "async" durability): a step's events then reach clients in one
+   * write, and reads still see the checkpoint (stores flush pending writes
+   * before reading). The loop still waits for the commit before going on.
+   */
+  private async commit(
+    writer: string,
+    source: "input" | "loop" | "update" | "fork" = "loop",
+    interrupts?: Interrupt[],
+    emitValues = false,
+  ): Promise<void> {
     this.stepNo++;
-    if (this.options.ephemeral) return;
-    if (this.parent.values === this.state && !interrupts && source !== "input") return;
-    const loaded = await this.parts.checkpointer.save(this.threadId, this.parent, this.state, {
+    if (this.options.ephemeral || (this.parent.values === this.state && !interrupts && source !== "input")) {
+      if (emitValues) this.emit("values", this.state);
+      return;
+    }
+    const saving = this.parts.checkpointer.save(this.threadId, this.parent, this.state, {
       step: this.stepNo,
       source,
       run_id: this.runId,
       writer,
       ...(interrupts?.length ? { interrupts } : {}),
     });
+    if (emitValues) this.emit("values", this.state);
+    const loaded = await saving;
     this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
     this.emit("checkpoints", { checkpoint_id: loaded.record.checkpointId, parent_checkpoint_id: loaded.record.parentId, step: this.stepNo });
   }
@@ -329,8 +345,7 @@ export class RunExecution<S extends AgentState> {
     } else if (input) {
       this.apply(input as StateUpdate, "__input__");
     }
-    this.emit("values", this.state);
-    await this.commit("__input__", this.options.checkpointId ? "fork" : "input");
+    await this.commit("__input__", this.options.checkpointId ? "fork" : "input", undefined, true);
     if (resuming) {
       phase = "tools";
     } else {
@@ -338,8 +353,7 @@ export class RunExecution<S extends AgentState> {
       if (jump === "end") phase = "end";
       else if (jump === "tools") phase = "tools";
       if (this.parent.values !== this.state) {
-        await this.commit("before_agent");
-        this.emit("values", this.state);
+        await this.commit("before_agent", "loop", undefined, true);
       }
     }
     while (phase !== "end") {
@@ -348,8 +362,7 @@ export class RunExecution<S extends AgentState> {
       else {
         const out = await this.toolsPhase();
         if (out.interrupts) {
-          await this.commit("tools", "loop", out.interrupts);
-          this.emit("values", this.state);
+          await this.commit("tools", "loop", out.interrupts, true);
           return { status: "interrupted", state: this.state, checkpointId: this.parent.checkpointId, interrupts: out.interrupts };
         }
         phase = out.next;
@@ -358,8 +371,7 @@ export class RunExecution<S extends AgentState> {
     const before = this.state;
     await this.runHooks("afterAgent");
     if (before !== this.state) {
-      await this.commit("after_agent");
-      this.emit("values", this.state);
+      await this.commit("after_agent", "loop", undefined, true);
     }
     return { status: "success", state: this.state, checkpointId: this.parent.checkpointId, interrupts: [] };
   }
@@ -388,8 +400,7 @@ export class RunExecution<S extends AgentState> {
     });
     this.apply({ messages: [message] }, "model");
     const jumpAfter = await this.runHooks("afterModel");
-    await this.commit("model");
-    this.emit("values", this.state);
+    await this.commit("model", "loop", undefined, true);
     if (jumpAfter === "end") return "end";
     if (jumpAfter === "model") return "model";
     if (jumpAfter === "tools") return "tools";
@@ -443,8 +454,7 @@ export class RunExecution<S extends AgentState> {
       for (const m of toolMessages) this.deliver({ mode: "messages", ns: this.ns, data: [m, meta] });
     }
     if (interrupts.length) return { next: "end", interrupts };
-    await this.commit("tools");
-    this.emit("values", this.state);
+    await this.commit("tools", "loop", undefined, true);
     return { next: goto ?? "model" };
   }
 }

@@ -78,3 +78,34 @@ describe("RunResult start info", () => {
     expect(r.startCheckpointId).toBeUndefined();
   });
 });
+
+describe("values events and durability", () => {
+  it("a state read issued when a step's `values` event arrives already sees that step (pending writes are flushed first)", async () => {
+    const fs = await import("node:fs");
+    const os = await import("node:os");
+    const path = await import("node:path");
+    const { SqliteCheckpointStore } = await import("../../src/checkpoints");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "values-durable-"));
+    const store = new SqliteCheckpointStore(path.join(dir, "c.db"));
+    try {
+      const agent = createAgent({ model: script(), tools: [echo], checkpointer: store });
+      const reads: Array<Promise<number>> = [];
+      const seen: number[] = [];
+      const result = await agent.stream({ messages: [humanMessage("go")] }, {
+        threadId: "vd",
+        streamMode: ["values"],
+        onEvent: (e) => {
+          const n = (e.data as { messages: unknown[] }).messages.length;
+          seen.push(n);
+          reads.push(agent.getState("vd").then((s) => s?.values.messages.length ?? 0));
+        },
+      }).result;
+      expect(result.status).toBe("success");
+      expect(seen).toEqual([1, 2, 3, 4]);
+      expect(await Promise.all(reads)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -355,6 +355,12 @@ export class RunManager {
       error = "Run ended without a result";
     }
 
+    // Final writes are queued, not awaited, before the stream ends: the stores commit pending writes
+    // before any read, so a client reading the run, thread or transcript right after `end` sees them,
+    // and `end` goes out in the same network write as the run's last events.
+    const writes: Array<Promise<unknown>> = [];
+    const logFailure = (err: unknown): void =>
+      this.options.log(`[gateway] bookkeeping of run ${run.runId} failed: ${(err as Error)?.message ?? String(err)}`);
     let usage: RunUsage = emptyUsage();
     try {
       if (run.cancelAction === "rollback" && agent) {
@@ -373,32 +379,31 @@ export class RunManager {
         const unchanged = new Set<Message>(start.messages);
         const touched = messages.filter((m) => !unchanged.has(m));
         if (touched.length) {
-          await this.stores.messages.record(run.threadId, run.runId, touched as unknown as Array<Record<string, unknown>>, now());
+          writes.push(this.stores.messages.record(run.threadId, run.runId, touched as unknown as Array<Record<string, unknown>>, now()));
         }
         const title = finalState?.title;
         if (typeof title === "string" && title && title !== start.title) {
-          await this.stores.threads.update(run.threadId, { displayName: title });
+          writes.push(this.stores.threads.update(run.threadId, { displayName: title }));
         }
       }
     } catch (err) {
-      this.options.log(`[gateway] bookkeeping of run ${run.runId} failed: ${(err as Error).message}`);
+      logFailure(err);
     }
     const ts = now();
     run.status = status;
     const stopReason = typeof run.prepared.agentConfig.context.stop_reason === "string" ? (run.prepared.agentConfig.context.stop_reason as string) : null;
-    await this.stores.runs.update(run.runId, { status, error, usage, stopReason, updatedAt: ts }).catch(() => undefined);
+    writes.push(this.stores.runs.update(run.runId, { status, error, usage, stopReason, updatedAt: ts }));
     const wasActive = this.active.get(run.threadId) === run;
     if (wasActive) this.active.delete(run.threadId);
     const next = wasActive ? this.queues.get(run.threadId)?.shift() : undefined;
     if (wasActive) {
-      await this.stores.threads
-        .update(run.threadId, { status: next ? "running" : status === "success" ? "idle" : status, updatedAt: ts })
-        .catch(() => undefined);
+      writes.push(this.stores.threads.update(run.threadId, { status: next ? "running" : status === "success" ? "idle" : status, updatedAt: ts }));
     }
     run.buffer.close();
     run.resolveDone();
     this.scheduleReap(run);
     if (next) this.start(next);
+    await Promise.all(writes.map((w) => w.catch(logFailure)));
   }
 
   private async rollback(agent: Agent, threadId: string, preCheckpointId: string | null): Promise<void> {
