@@ -19,11 +19,12 @@
  * figures, the other keys are described in bench/README.md.
  */
 import { spawn } from "node:child_process";
-import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { SqliteCheckpointStore } from "../../packages/harness/src/checkpoints";
@@ -35,12 +36,14 @@ import type { ScriptStep } from "../../packages/harness/src/testing";
 import { tool } from "../../packages/harness/src/tools";
 import { createGateway } from "../../packages/server/src/gateway";
 import { envInt, percentile, printResultLine } from "../lib";
+import { longThread } from "./long-thread";
 import { startReferenceServer } from "./reference-server";
 
 const RUNS = envInt("BENCH_RUNS", 200);
 const LATENCY = envInt("BENCH_LATENCY_MS", 100);
 const TYPICAL_LATENCY = envInt("BENCH_TYPICAL_LATENCY_MS", 1000);
 const WARMUP_ROUNDS = envInt("BENCH_WARMUP_ROUNDS", 5);
+const LONG_TURNS = envInt("BENCH_LONG_TURNS", 100);
 const CALLS_PER_RUN = 2;
 
 /** Model latency of the current phase (read by both servers at each model call). */
@@ -69,7 +72,7 @@ interface ClientResult {
 
 /** The load generator (its own process, so the server's CPU and RSS are measured alone). */
 class LoadClient {
-  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly child: ChildProcessByStdio<Writable, Readable, null>;
   private readonly replies: string[] = [];
   private waiting: ((line: string) => void) | undefined;
 
@@ -123,6 +126,7 @@ async function startProfile(): Promise<(() => Promise<string>) | undefined> {
   const session = new inspector.Session();
   session.connect();
   await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 1000) });
   await session.post("Profiler.start");
   return async () => {
     const { profile } = await session.post("Profiler.stop");
@@ -202,6 +206,9 @@ async function main(): Promise<void> {
   const gatewayUrl = await gateway.start({ port: 0 });
   const ours = await measureServer(gatewayUrl, !!process.env.BENCH_PROFILE_DIR);
   const peakRss = process.resourceUsage().maxRSS * 1024;
+  latencyMs = 0;
+  const db = checkpointer.db;
+  const long = await longThread(gatewayUrl, () => Number(db.pragma("page_count", { simple: true })) * Number(db.pragma("page_size", { simple: true })), LONG_TURNS);
   await gateway.close();
   await checkpointer.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -227,6 +234,12 @@ async function main(): Promise<void> {
   ] as const) {
     console.log(`  target ratio ≤ ${target} at ${r.latency_ms} ms/call (${label}): ${r.ratio <= target ? "met" : "NOT met"} (${r.ratio.toFixed(2)})`);
   }
+  console.log(`long thread (${long.turns} turns on one thread, one after another, instant model):`);
+  console.log(
+    `  ms per turn: turns 6–15 ${long.early_ms.toFixed(2)}, last 10 ${long.late_ms.toFixed(2)} → growth ${long.growth.toFixed(2)} (messages-tuple + updates);` +
+      ` ${long.growth_with_values.toFixed(2)} with values (the whole state every step, by design)`,
+  );
+  console.log(`  database growth: ${(long.db_bytes_per_turn / 1024).toFixed(1)} KB per turn`);
   const failures = ours.stress.failures + ours.typical.failures + ref.stress.failures + ref.typical.failures;
   if (failures) console.log(`  WARNING: ${failures} run(s) did not end cleanly`);
 
@@ -250,6 +263,10 @@ async function main(): Promise<void> {
     typical_ttfe_p99_ms: Number(percentile(typicalSorted, 99).toFixed(1)),
     typical_reference_ratio: r3(ref.typical.ratio),
     typical_over_reference: r3(overTypical),
+    long_turns: long.turns,
+    long_turn_growth: r3(long.growth),
+    long_turn_growth_with_values: r3(long.growth_with_values),
+    long_db_kb_per_turn: Number((long.db_bytes_per_turn / 1024).toFixed(2)),
     failures,
   });
   if (failures) process.exitCode = 1;

@@ -29,7 +29,6 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     sendSse(c, (push) => run.buffer.listen(0, push), {
       heartbeatMs: ctx.options.heartbeatMs,
       headers: { "Content-Location": contentLocation(run.threadId, run.runId) },
-      requestSignal: c.req.raw.signal,
       onDisconnect: () => {
         if (run.onDisconnect === "cancel") void ctx.runs.cancel(run.runId, "interrupt", false).catch(() => undefined);
       },
@@ -111,8 +110,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
       },
       {
         heartbeatMs: ctx.options.heartbeatMs,
-        requestSignal: c.req.raw.signal,
-        onDisconnect: () => {
+          onDisconnect: () => {
           if (c.req.query("cancel_on_disconnect") === "true") void ctx.runs.cancel(rec.runId, "interrupt", false).catch(() => undefined);
         },
       },

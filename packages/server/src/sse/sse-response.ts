@@ -12,7 +12,11 @@ export interface SseResponseOptions {
   headers?: Record<string, string>;
   /** Called once if the client goes away before the stream finished. */
   onDisconnect?: () => void;
-  /** The request's abort signal (fires when the client disconnects). */
+  /**
+   * The request's abort signal (fires when the client disconnects). Set by
+   * {@link sendSse} for Web-stream responses only: on a Node response the
+   * socket's `close` event says the same without a signal per request.
+   */
   requestSignal?: AbortSignal;
 }
 
@@ -204,7 +208,7 @@ function nodeResponse(c: Context): ServerResponse | undefined {
  */
 export function sendSse(c: Context, source: SseSource, options: SseResponseOptions): Response {
   const outgoing = nodeResponse(c);
-  if (!outgoing) return sseResponse(source, options);
+  if (!outgoing) return sseResponse(source, { ...options, requestSignal: options.requestSignal ?? c.req.raw.signal });
   sseToNode(outgoing, source, options);
   return RESPONSE_ALREADY_SENT;
 }
