@@ -44,24 +44,25 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     return c.json(snap?.values ?? {});
   };
 
-  const threaded = async (c: Context): Promise<{ run: LiveRun }> => {
+  // Streaming routes start the response as soon as the thread is reserved (`waitForStore: false`).
+  const threaded = async (c: Context, streaming = false): Promise<{ run: LiveRun }> => {
     const threadId = checkThreadId(c.req.param("thread_id") ?? "");
     const req = await readJson(c, runCreateRequestSchema, max);
     await requireThread(ctx, threadId);
-    return { run: await ctx.runs.create(threadId, req, user) };
+    return { run: await ctx.runs.create(threadId, req, user, { waitForStore: !streaming }) };
   };
 
-  const stateless = async (c: Context): Promise<{ run: LiveRun }> => {
+  const stateless = async (c: Context, streaming = false): Promise<{ run: LiveRun }> => {
     const req: RunCreateRequest = await readJson(c, runCreateRequestSchema, max);
     const fromConfig = req.config?.configurable?.thread_id;
     const threadId = typeof fromConfig === "string" && fromConfig ? checkThreadId(fromConfig, ["body", "config", "configurable", "thread_id"]) : randomUUID();
     const existing = await ctx.stores.threads.get(threadId);
     if (existing && !(await ownedThread(ctx, threadId))) throw new HttpError(404, `Thread ${threadId} not found`);
     if (!existing) await createThreadRecord(ctx, threadId, {});
-    return { run: await ctx.runs.create(threadId, req, user) };
+    return { run: await ctx.runs.create(threadId, req, user, { waitForStore: !streaming }) };
   };
 
-  app.post("/threads/:thread_id/runs/stream", async (c) => streamRun(c, (await threaded(c)).run));
+  app.post("/threads/:thread_id/runs/stream", async (c) => streamRun(c, (await threaded(c, true)).run));
   app.post("/threads/:thread_id/runs/wait", async (c) => waitRun(c, (await threaded(c)).run));
   app.post("/threads/:thread_id/runs", async (c) => {
     const { run } = await threaded(c);
@@ -69,7 +70,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     c.header("Content-Location", contentLocation(run.threadId, run.runId));
     return c.json(runResponse(rec!));
   });
-  app.post("/runs/stream", async (c) => streamRun(c, (await stateless(c)).run));
+  app.post("/runs/stream", async (c) => streamRun(c, (await stateless(c, true)).run));
   app.post("/runs/wait", async (c) => waitRun(c, (await stateless(c)).run));
   app.post("/runs", async (c) => {
     const { run } = await stateless(c);

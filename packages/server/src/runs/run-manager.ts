@@ -173,9 +173,12 @@ export class RunManager {
 
   /**
    * Create a run on an existing thread and start (or queue) it.
-   * Throws 409 under `reject` when the thread is busy.
+   * Throws 409 under `reject` when the thread is busy. With
+   * `waitForStore: false` it returns as soon as the thread is reserved (a
+   * streaming response can start at once); the run starts once its record
+   * is stored, and a store failure reaches the stream as `error` + `end`.
    */
-  async create(threadId: string, req: RunCreateRequest, userId: string): Promise<LiveRun> {
+  async create(threadId: string, req: RunCreateRequest, userId: string, options: { waitForStore?: boolean } = {}): Promise<LiveRun> {
     if (this.closed) throw new HttpError(503, "Server is shutting down");
     const runId = randomUUID();
     const prepared = this.prepare(threadId, runId, userId, req);
@@ -239,9 +242,21 @@ export class RunManager {
       q.push(run);
       this.queues.set(threadId, q);
     }
+    const persisted = this.persist(run, startsNow, ts);
+    if (options.waitForStore === false) {
+      persisted.catch(() => undefined); // reported in the run's stream (error, then end)
+      return run;
+    }
+    await persisted;
+    return run;
+  }
+
+  /** Store the run record and the thread's status, then start the run (or release the thread on failure). */
+  private async persist(run: InternalRun, startsNow: boolean, ts: string): Promise<void> {
+    const { threadId, runId } = run;
     try {
       // Both writes are queued now, in this order, and commit in one transaction.
-      await Promise.all([this.stores.runs.create(record), this.stores.threads.update(threadId, { status: "running", updatedAt: ts })]);
+      await Promise.all([this.stores.runs.create(run.record), this.stores.threads.update(threadId, { status: "running", updatedAt: ts })]);
     } catch (err) {
       this.live.delete(runId);
       if (this.active.get(threadId) === run) {
@@ -253,12 +268,14 @@ export class RunManager {
         const at = q.indexOf(run);
         if (at >= 0) q.splice(at, 1);
       }
+      this.options.log(`[gateway] could not store run ${runId}: ${(err as Error)?.message ?? String(err)}`);
+      run.status = "error";
+      run.buffer.publish("error", { message: "Could not store the run", name: "StoreError" });
       run.buffer.close();
-      resolveDone();
+      run.resolveDone();
       throw err;
     }
     if (startsNow) void this.execute(run);
-    return run;
   }
 
   private start(run: InternalRun): void {

@@ -34,6 +34,31 @@ describe("RunManager", () => {
     expect(gw.model.callCount).toBe(1);
   });
 
+  it("a streaming run whose record cannot be stored ends its stream with an error and frees the thread", async () => {
+    gw = await startTestGateway({ steps: ["answer"] });
+    const stores = gw.gateway.stores;
+    const create = stores.runs.create.bind(stores.runs);
+    let failNext = true;
+    stores.runs.create = async (rec) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error("disk full");
+      }
+      return create(rec);
+    };
+    const tid = await newThread(gw.url);
+    const res = await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("q"), stream_mode: ["values"] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('event: error\ndata: {"message":"Could not store the run","name":"StoreError"}');
+    expect(text.endsWith("event: end\ndata: null\n\n")).toBe(true);
+    expect(gw.model.callCount).toBe(0);
+    // the thread is not left reserved: the next run goes through
+    const again = await postJson(`${gw.url}/api/threads/${tid}/runs/wait`, { input: humanInput("q2") });
+    expect(again.status).toBe(200);
+    expect(gw.model.callCount).toBe(1);
+  });
+
   it("stores the transcript incrementally: a run writes only the messages it added", async () => {
     gw = await startTestGateway({ steps: ["first answer", "second answer"] });
     const recorded: Array<{ runId: string; ids: string[] }> = [];
