@@ -75,6 +75,10 @@ export type ToolCallHandler<S extends AgentState = AgentState> = (request: ToolC
  * A middleware: plain hook functions, not graph nodes. Ordering follows
  * LangChain: `before*` hooks in list order, `after*` in reverse order, the
  * first middleware is the outermost `wrap*` layer.
+ *
+ * Hooks must treat the state and its messages as immutable: to change a
+ * message, return a new object with the same `id` in `messages` (it replaces
+ * the old one). An in-place edit is not checkpointed, transcribed or streamed.
  */
 export interface AgentMiddleware<S extends AgentState = AgentState> {
   readonly name: string;

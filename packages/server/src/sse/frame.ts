@@ -45,9 +45,98 @@ export function encodeData(data: unknown): string {
   }
 }
 
+const MESSAGE_TYPES = new Set(["human", "ai", "tool", "system"]);
+
+/**
+ * JSON of each message object, computed once. Messages in state are
+ * immutable values (a change is a new object with the same id; the
+ * checkpoint deltas and transcripts rely on that too), so one object always
+ * encodes the same. A step's `updates`, `messages` and every later `values`
+ * frame of the run then reuse the text instead of re-serialising the whole
+ * conversation each time.
+ */
+const messageJson = new WeakMap<object, string>();
+
+function isMessage(v: unknown): v is object {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && MESSAGE_TYPES.has((v as { type?: unknown }).type as string);
+}
+
+function encodeMessage(m: object): string {
+  let text = messageJson.get(m);
+  if (text === undefined) {
+    text = encodeData(m);
+    messageJson.set(m, text);
+  }
+  return text;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== "function";
+}
+
+/** A value inside an object, as JSON would write it (`undefined` = key omitted). */
+function encodeField(v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === "function" || typeof v === "symbol") return JSON.stringify(String(v));
+  return encodeData(v);
+}
+
+/** `[m1,m2,…]` from cached message texts, or `undefined` if an element is not a message. */
+function encodeMessageList(list: unknown[]): string | undefined {
+  let out = "[";
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i];
+    if (!isMessage(m)) return undefined;
+    out += (i ? "," : "") + encodeMessage(m);
+  }
+  return out + "]";
+}
+
+/** An object key by key (JSON's key order and omissions), its `messages` list from the cache. */
+function encodeStateLike(obj: Record<string, unknown>): string {
+  let out = "{";
+  let first = true;
+  for (const key of Object.keys(obj)) {
+    const v = obj[key];
+    const text = key === "messages" && Array.isArray(v) ? (encodeMessageList(v) ?? encodeData(v)) : encodeField(v);
+    if (text === undefined) continue;
+    out += (first ? "" : ",") + JSON.stringify(key) + ":" + text;
+    first = false;
+  }
+  return out + "}";
+}
+
+/**
+ * Encode a stream event's payload. Same text as {@link encodeData}, but the
+ * shapes that carry messages — `values` (`{messages, …}`), `updates`
+ * (`{node: {messages, …}}`) and `messages` tuples (`[message, metadata]`) —
+ * take each message's JSON from a per-object cache.
+ */
+export function encodeEventData(data: unknown): string {
+  try {
+    if (Array.isArray(data) && data.length === 2 && isMessage(data[0])) return `[${encodeMessage(data[0])},${encodeData(data[1])}]`;
+    if (isPlainObject(data)) {
+      if (Array.isArray(data.messages)) return encodeStateLike(data);
+      const keys = Object.keys(data);
+      if (keys.length && keys.every((k) => isPlainObject(data[k]) && Array.isArray((data[k] as Record<string, unknown>).messages))) {
+        let out = "{";
+        keys.forEach((k, i) => {
+          out += (i ? "," : "") + JSON.stringify(k) + ":" + encodeStateLike(data[k] as Record<string, unknown>);
+        });
+        return out + "}";
+      }
+    }
+  } catch {
+    /* fall through to the generic encoder */
+  }
+  return encodeData(data);
+}
+
 /** Format one SSE frame. Multi-line data is split over several `data:` lines. */
 export function formatFrame(event: string, data: unknown, id?: string): string {
-  const body = encodeData(data);
+  const body = encodeEventData(data);
   if (!body.includes("\n")) return `event: ${event}\ndata: ${body}\n${id ? `id: ${id}\n` : ""}\n`;
   const lines = [`event: ${event}`];
   for (const line of body.split("\n")) lines.push(`data: ${line}`);

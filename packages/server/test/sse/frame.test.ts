@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeData, formatFrame } from "../../src/sse/frame";
+import { encodeData, encodeEventData, formatFrame } from "../../src/sse/frame";
 
 describe("encodeData", () => {
   it("encodes plain JSON exactly like JSON.stringify", () => {
@@ -31,5 +31,36 @@ describe("formatFrame", () => {
   it("writes event, data, then id, and a blank line", () => {
     expect(formatFrame("values", { a: 1 }, "1-0")).toBe('event: values\ndata: {"a":1}\nid: 1-0\n\n');
     expect(formatFrame("gap", { b: 2 })).toBe('event: gap\ndata: {"b":2}\n\n');
+  });
+});
+
+describe("encodeEventData (per-message JSON cache)", () => {
+  const human = { type: "human", content: [{ type: "text", text: "héllo" }], additional_kwargs: {}, id: "h1" };
+  const ai = { type: "ai", id: "a1", content: "hi", tool_calls: [], skip: undefined, usage_metadata: { input_tokens: 1 } };
+  const tool = { type: "tool", id: "t1", content: "x", tool_call_id: "c1", status: "success" };
+
+  it("writes exactly what JSON.stringify writes for values, updates and messages tuples", () => {
+    const values = { messages: [human, ai, tool], title: "T", artifacts: [], none: null, gone: undefined, viewed_images: {} };
+    const updates = { model: { messages: [ai] }, "Title.after_model": { messages: [], title: "T" } };
+    const tuple = [tool, { langgraph_node: "tools", langgraph_step: 2 }];
+    for (const data of [values, updates, tuple, { messages: [] }, { messages: [1, "x"] }, { a: 1 }, [1, 2], "s", null]) {
+      expect(encodeEventData(data)).toBe(JSON.stringify(data));
+    }
+  });
+
+  it("encodes each message object once and a replacement (new object, same id) afresh", () => {
+    const m = { type: "ai", id: "a2", content: "first" };
+    expect(encodeEventData({ messages: [m] })).toBe('{"messages":[{"type":"ai","id":"a2","content":"first"}]}');
+    const replaced = { ...m, content: "second" };
+    expect(encodeEventData({ messages: [replaced] })).toBe('{"messages":[{"type":"ai","id":"a2","content":"second"}]}');
+    const manyFrames = Array.from({ length: 3 }, () => encodeEventData({ messages: [m, replaced] }));
+    expect(new Set(manyFrames).size).toBe(1);
+  });
+
+  it("keeps the replacer rules for values JSON cannot represent", () => {
+    const out = JSON.parse(encodeEventData({ messages: [{ type: "tool", id: "t2", content: "x", artifact: { n: 5n } }], err: new Error("boom"), fn: () => 1 }));
+    expect(out.messages[0].artifact.n).toBe("5");
+    expect(out.err).toEqual({ name: "Error", message: "boom" });
+    expect(typeof out.fn).toBe("string");
   });
 });
