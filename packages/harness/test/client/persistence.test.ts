@@ -46,6 +46,25 @@ describe("DeerFlowClient persistence (shared with the gateway)", () => {
     await stores.close();
   });
 
+  it("writes only the messages each run added to the transcript", async () => {
+    const stores = createMemoryStores();
+    const record = stores.messages.record.bind(stores.messages);
+    const written: string[][] = [];
+    stores.messages.record = async (threadId, runId, messages, createdAt) => {
+      written.push(messages.map((m) => String(m.type)));
+      return record(threadId, runId, messages, createdAt);
+    };
+    const client = new DeerFlowClient({ dataDir: tmp(), stores, checkpointer: new MemoryCheckpointStore(), agentFactory: factory(["one", "two", "three"]) });
+    for (const q of ["a", "b", "c"]) await client.chat(q, { threadId: "t-inc" });
+    expect(written).toEqual([
+      ["human", "ai"],
+      ["human", "ai"],
+      ["human", "ai"],
+    ]);
+    expect((await stores.messages.page("t-inc", { limit: 10 })).rows).toHaveLength(6);
+    await client.close();
+  });
+
   it("marks failed runs as error on the run and the thread", async () => {
     const stores = createMemoryStores();
     const client = new DeerFlowClient({ dataDir: tmp(), stores, checkpointer: new MemoryCheckpointStore(), agentFactory: factory([{ error: { kind: "auth", message: "bad key", status: 401 } }]) });
