@@ -31,6 +31,8 @@ export function zodIssues(error: z.ZodError, root = "body"): ValidationIssue[] {
   });
 }
 
+const UTF8 = new TextDecoder();
+
 /**
  * Read and validate a JSON body. Empty body → `{}`. Malformed JSON → 422;
  * a body larger than `maxBytes` → 413.
@@ -42,7 +44,7 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBy
   try {
     const buf = await c.req.arrayBuffer();
     if (buf.byteLength > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
-    text = new TextDecoder().decode(buf);
+    text = UTF8.decode(buf);
   } catch (err) {
     if (err instanceof HttpError) throw err;
     throw new HttpError(400, "Could not read the request body");
