@@ -1,0 +1,89 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createAgent, MemoryCheckpointStore, threadStateSchema } from "@deerflow/harness";
+import { ScriptedModel } from "@deerflow/harness/testing";
+import { createGateway } from "../../src/gateway";
+import { RunEventBuffer } from "../../src/sse/event-buffer";
+import { sseResponse } from "../../src/sse/sse-response";
+import { parseSse } from "../helpers/test-gateway";
+
+describe("sseResponse (Web-stream path, used without a Node response)", () => {
+  it("replays, tails, coalesces same-tick frames into one chunk and ends with end", async () => {
+    const buffer = new RunEventBuffer("r-web");
+    buffer.publish("metadata", { run_id: "r-web" });
+    const res = sseResponse((push) => buffer.listen(0, push), { heartbeatMs: 60_000, headers: { "Content-Location": "/x" } });
+    expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(res.headers.get("content-location")).toBe("/x");
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const chunks: string[] = [];
+    const reading = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        chunks.push(decoder.decode(value));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 10));
+    buffer.publish("values", { n: 1 });
+    buffer.publish("values", { n: 2 });
+    await new Promise((r) => setTimeout(r, 10));
+    buffer.close();
+    await reading;
+    const frames = parseSse(chunks.join(""));
+    expect(frames.map((f) => f.event)).toEqual(["metadata", "values", "values", "end"]);
+    // the two same-tick frames went out as one chunk
+    expect(chunks.some((c) => c.includes('"n":1') && c.includes('"n":2'))).toBe(true);
+  });
+
+  it("a cancelled body detaches from the buffer", async () => {
+    const buffer = new RunEventBuffer("r-cancel");
+    let detached = false;
+    const res = sseResponse(
+      (push) => {
+        const stop = buffer.listen(0, push);
+        return () => {
+          detached = true;
+          stop();
+        };
+      },
+      { heartbeatMs: 60_000 },
+    );
+    await res.body!.cancel();
+    expect(detached).toBe(true);
+  });
+
+  it("serves a whole run through app.request() (no socket)", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gw-web-sse-"));
+    const checkpointer = new MemoryCheckpointStore();
+    const model = new ScriptedModel(["hello from the web path"]);
+    const gateway = await createGateway({
+      dataDir,
+      checkpointer,
+      webDistDir: null,
+      log: () => undefined,
+      agentFactory: () => createAgent({ model, checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
+    });
+    try {
+      const created = await gateway.app.request("/api/threads", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      const { thread_id: tid } = (await created.json()) as { thread_id: string };
+      const res = await gateway.app.request(`/api/threads/${tid}/runs/stream`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: { messages: [{ type: "human", content: "hi" }] }, stream_mode: ["values"] }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-location")).toMatch(new RegExp(`^/api/threads/${tid}/runs/`));
+      const frames = parseSse(await res.text());
+      expect(frames[0].event).toBe("metadata");
+      expect(frames.at(-1)).toEqual({ event: "end", data: "null" });
+      const last = JSON.parse(frames.filter((f) => f.event === "values").at(-1)!.data!) as { messages: Array<{ content: string }> };
+      expect(last.messages.at(-1)!.content).toBe("hello from the web path");
+    } finally {
+      await gateway.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
