@@ -24,6 +24,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
+import v8 from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -45,6 +47,10 @@ const TYPICAL_LATENCY = envInt("BENCH_TYPICAL_LATENCY_MS", 1000);
 const WARMUP_ROUNDS = envInt("BENCH_WARMUP_ROUNDS", 5);
 const LONG_TURNS = envInt("BENCH_LONG_TURNS", 100);
 const CALLS_PER_RUN = 2;
+
+v8.setFlagsFromString("--expose-gc");
+/** A full GC, for heap figures (exposed at runtime: the bench needs no node flag). */
+const fullGc = runInNewContext("gc") as () => void;
 
 /** Model latency of the current phase (read by both servers at each model call). */
 let latencyMs = LATENCY;
@@ -204,7 +210,14 @@ async function main(): Promise<void> {
   const agent = createAgent({ model, tools: [lookup], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" });
   const gateway = await createGateway({ dataDir, database: checkpointer.db, checkpointer, webDistDir: null, agentFactory: () => agent });
   const gatewayUrl = await gateway.start({ port: 0 });
+  fullGc();
+  const heapBefore = process.memoryUsage().heapUsed;
   const ours = await measureServer(gatewayUrl, !!process.env.BENCH_PROFILE_DIR);
+  // Every run of the phases above finished within the replay window (reapAfterMs, 60 s): their
+  // buffers, thread states in the checkpoint cache and records are all still held.
+  fullGc();
+  const runsSoFar = RUNS * (WARMUP_ROUNDS + 2);
+  const heapPerRunKb = (process.memoryUsage().heapUsed - heapBefore) / runsSoFar / 1024;
   const peakRss = process.resourceUsage().maxRSS * 1024;
   latencyMs = 0;
   const db = checkpointer.db;
@@ -227,6 +240,9 @@ async function main(): Promise<void> {
   const overTypical = ours.typical.wall_s / ref.typical.wall_s;
   console.log(`  gateway ÷ reference wall time: stress ${overStress.toFixed(2)}, typical ${overTypical.toFixed(2)}`);
   console.log(`  peak RSS of the gateway process: ${(peakRss / 1024 / 1024).toFixed(1)} MB`);
+  console.log(
+    `  JS heap held per run finished in the last 60 s (replay buffer, cached thread state, records): ${heapPerRunKb.toFixed(1)} KB (${runsSoFar} runs)`,
+  );
   const target = 1.3;
   for (const [label, r] of [
     ["stress", ours.stress],
@@ -255,6 +271,7 @@ async function main(): Promise<void> {
     ttfe_p50_ms: Number(percentile(sorted, 50).toFixed(1)),
     ttfe_p99_ms: Number(percentile(sorted, 99).toFixed(1)),
     peak_rss_mb: Number((peakRss / 1024 / 1024).toFixed(1)),
+    heap_kb_per_recent_run: Number(heapPerRunKb.toFixed(1)),
     server_cpu_ms_per_run: Number(ours.stress.server_cpu_ms_per_run.toFixed(2)),
     reference_ratio: r3(ref.stress.ratio),
     over_reference: r3(overStress),
