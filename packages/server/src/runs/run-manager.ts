@@ -51,6 +51,8 @@ interface InternalRun extends LiveRun {
   cancelAction?: CancelAction;
   timedOut: boolean;
   started: boolean;
+  /** Resolves once the run record is stored; a run executes only after that. */
+  stored: Promise<void>;
   resolveDone: () => void;
 }
 
@@ -230,19 +232,26 @@ export class RunManager {
       prepared,
       controller: new AbortController(),
       timedOut: false,
-      started: startsNow,
+      started: false,
+      // Both writes are queued now, in this order, and commit in one transaction.
+      stored: Promise.all([this.stores.runs.create(record), this.stores.threads.update(threadId, { status: "running", updatedAt: ts })]).then(
+        () => undefined,
+      ),
       resolveDone,
     };
     run.buffer.publish("metadata", { run_id: runId, thread_id: threadId });
     this.live.set(runId, run);
     if (startsNow) {
-      this.active.set(threadId, run);
+      this.start(run);
     } else {
       const q = this.queues.get(threadId) ?? [];
       q.push(run);
       this.queues.set(threadId, q);
     }
-    const persisted = this.persist(run, startsNow, ts);
+    const persisted = run.stored.catch((err: unknown) => {
+      this.dropUnstored(run, err);
+      throw err;
+    });
     if (options.waitForStore === false) {
       persisted.catch(() => undefined); // reported in the run's stream (error, then end)
       return run;
@@ -251,37 +260,34 @@ export class RunManager {
     return run;
   }
 
-  /** Store the run record and the thread's status, then start the run (or release the thread on failure). */
-  private async persist(run: InternalRun, startsNow: boolean, ts: string): Promise<void> {
+  /** The run's record could not be stored: release its place and end its stream with an error. */
+  private dropUnstored(run: InternalRun, err: unknown): void {
     const { threadId, runId } = run;
-    try {
-      // Both writes are queued now, in this order, and commit in one transaction.
-      await Promise.all([this.stores.runs.create(run.record), this.stores.threads.update(threadId, { status: "running", updatedAt: ts })]);
-    } catch (err) {
-      this.live.delete(runId);
-      if (this.active.get(threadId) === run) {
-        this.active.delete(threadId);
-        const next = this.queues.get(threadId)?.shift();
-        if (next) this.start(next);
-      } else {
-        const q = this.queues.get(threadId) ?? [];
-        const at = q.indexOf(run);
-        if (at >= 0) q.splice(at, 1);
-      }
-      this.options.log(`[gateway] could not store run ${runId}: ${(err as Error)?.message ?? String(err)}`);
-      run.status = "error";
-      run.buffer.publish("error", { message: "Could not store the run", name: "StoreError" });
-      run.buffer.close();
-      run.resolveDone();
-      throw err;
+    this.live.delete(runId);
+    if (this.active.get(threadId) === run) {
+      this.active.delete(threadId);
+      const next = this.queues.get(threadId)?.shift();
+      if (next) this.start(next);
+    } else {
+      const q = this.queues.get(threadId) ?? [];
+      const at = q.indexOf(run);
+      if (at >= 0) q.splice(at, 1);
     }
-    if (startsNow) void this.execute(run);
+    this.options.log(`[gateway] could not store run ${runId}: ${(err as Error)?.message ?? String(err)}`);
+    run.status = "error";
+    run.buffer.publish("error", { message: "Could not store the run", name: "StoreError" });
+    run.buffer.close();
+    run.resolveDone();
   }
 
+  /** Make the run its thread's active run; it executes once its record is stored. */
   private start(run: InternalRun): void {
     run.started = true;
     this.active.set(run.threadId, run);
-    void this.execute(run);
+    void run.stored.then(
+      () => this.execute(run),
+      () => undefined, // dropUnstored() releases the thread
+    );
   }
 
   private publish(run: InternalRun, mode: StreamMode, ns: string[], data: unknown, out: MessageCoalescer): void {
@@ -374,7 +380,7 @@ export class RunManager {
 
     // Final writes are queued, not awaited, before the stream ends: the stores commit pending writes
     // before any read, so a client reading the run, thread or transcript right after `end` sees them,
-    // and `end` goes out in the same network write as the run's last events.
+    // and `end` is not held back by the commit.
     const writes: Array<Promise<unknown>> = [];
     const logFailure = (err: unknown): void =>
       this.options.log(`[gateway] bookkeeping of run ${run.runId} failed: ${(err as Error)?.message ?? String(err)}`);

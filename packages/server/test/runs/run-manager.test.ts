@@ -59,6 +59,26 @@ describe("RunManager", () => {
     expect(gw.model.callCount).toBe(1);
   });
 
+  it("a queued run whose record cannot be stored is dropped without disturbing the runs around it", async () => {
+    gw = await startTestGateway({ steps: [{ text: "first", delayMs: 200 }, "third"] });
+    const stores = gw.gateway.stores;
+    const create = stores.runs.create.bind(stores.runs);
+    let calls = 0;
+    stores.runs.create = async (rec) => {
+      calls++;
+      if (calls === 2) throw new Error("disk full");
+      return create(rec);
+    };
+    const tid = await newThread(gw.url);
+    const first = (await (await postJson(`${gw.url}/api/threads/${tid}/runs`, { input: humanInput("1") })).json()) as { run_id: string };
+    const second = await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("2"), multitask_strategy: "enqueue" });
+    const third = postJson(`${gw.url}/api/threads/${tid}/runs/wait`, { input: humanInput("3"), multitask_strategy: "enqueue" });
+    expect(await second.text()).toContain("event: error");
+    const values = (await (await third).json()) as { messages: Array<{ type: string; content: unknown }> };
+    expect(values.messages.filter((m) => m.type === "ai").map((m) => m.content)).toEqual(["first", "third"]);
+    expect(await runStatus(gw.url, tid, first.run_id)).toBe("success");
+  });
+
   it("stores the transcript incrementally: a run writes only the messages it added", async () => {
     gw = await startTestGateway({ steps: ["first answer", "second answer"] });
     const recorded: Array<{ runId: string; ids: string[] }> = [];
