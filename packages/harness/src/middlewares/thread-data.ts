@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AgentMiddleware } from "../runtime/types";
-import { DEFAULT_USER_ID, ensureThreadDirs, threadDirs } from "../sandbox";
+import { contextUserId, ensureThreadDirs, threadDirs } from "../sandbox";
 import { threadStateSchema } from "../state";
 import type { ThreadDataState } from "../state";
 import { parseMiddlewareOptions } from "./zod-options";
@@ -29,7 +29,7 @@ export function createThreadDataMiddleware(options: ThreadDataMiddlewareOptions)
     name: "ThreadDataMiddleware",
     stateSchema: { thread_data: threadStateSchema.thread_data },
     async beforeAgent(state, runtime) {
-      const userId = typeof runtime.context.user_id === "string" && runtime.context.user_id ? runtime.context.user_id : DEFAULT_USER_ID;
+      const userId = contextUserId(runtime.context);
       const dirs = threadDirs(opts.base_dir, runtime.threadId, userId);
       if (!opts.lazy_init) await ensureThreadDirs(dirs);
       const next: ThreadDataState = { workspace_path: dirs.workspace, uploads_path: dirs.uploads, outputs_path: dirs.outputs };

@@ -6,6 +6,11 @@ export const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** The user id used when none is known. */
 export const DEFAULT_USER_ID = "default";
 
+/** The run's user: `context.user_id` when it is a non-empty string, else {@link DEFAULT_USER_ID}. */
+export function contextUserId(context: { user_id?: unknown }): string {
+  return typeof context.user_id === "string" && context.user_id ? context.user_id : DEFAULT_USER_ID;
+}
+
 /**
  * Validate a thread or user id before it is used in a filesystem path.
  * @throws ValidationError when the id does not match {@link SAFE_ID}.

@@ -17,7 +17,7 @@ export type {
   SandboxProvider,
   WriteOptions,
 } from "./types";
-export { DEFAULT_USER_ID, SAFE_ID, validateId } from "./ids";
+export { contextUserId, DEFAULT_USER_ID, SAFE_ID, validateId } from "./ids";
 export { limitsSchema, mountSchema, parseSandboxConfig, sandboxConfigSchema } from "./config";
 export type { SandboxConfig, SandboxConfigInput, SandboxMount } from "./config";
 export {

@@ -1,5 +1,5 @@
 import { SandboxError } from "../errors";
-import { DEFAULT_USER_ID } from "./ids";
+import { contextUserId } from "./ids";
 import type { Sandbox, SandboxProvider } from "./types";
 
 /** The per-run fields a lease needs (both `Runtime.context` and `ToolRuntime.context` fit). */
@@ -26,7 +26,7 @@ const leases = new WeakMap<object, Lease>();
 export async function ensureRunSandbox(provider: SandboxProvider, context: LeaseContext): Promise<Sandbox> {
   let lease = leases.get(context);
   if (!lease || lease.provider !== provider) {
-    const userId = typeof context.user_id === "string" && context.user_id ? context.user_id : DEFAULT_USER_ID;
+    const userId = contextUserId(context);
     const id = provider.acquire(context.thread_id, { userId });
     lease = { provider, id };
     leases.set(context, lease);
