@@ -8,7 +8,7 @@ import type { AppConfig } from "../config";
 import { ConfigError, DeerFlowError } from "../errors";
 import { humanMessage } from "../messages";
 import type { Message } from "../messages";
-import { createMemoryStores, emptyUsage, openSqliteStores, persistenceDbPath, runUsageFromMessages } from "../persistence";
+import { createMemoryStores, emptyUsage, messagesChangedByRun, openSqliteStores, persistenceDbPath, runUsageFromMessages } from "../persistence";
 import type { PersistenceStores, RunRecordStatus } from "../persistence";
 import { assertThreadId, isAbortError } from "../runtime";
 import type { Agent, RunResult } from "../runtime";
@@ -278,11 +278,12 @@ export class DeerFlowClient {
       const values = (result?.state ?? (await agent.getState(run.threadId))?.values) as Record<string, unknown> | undefined;
       const messages = (values?.messages ?? []) as Message[];
       usage = runUsageFromMessages(messages, run.historical, run.context);
-      // Only what this run added or replaced goes to the transcript (unchanged messages are the very objects the
-      // run started with), so the write is proportional to the turn, not to the thread. Without a result, fall
-      // back to the ids the thread did not have before.
-      const unchanged = result && result.startCheckpointId !== undefined ? new Set<Message>((result.startState?.messages ?? []) as Message[]) : undefined;
-      const touched = messages.filter((m) => (unchanged ? !unchanged.has(m) : !(m.id && run.historical.has(m.id))));
+      // Only what this run added or replaced goes to the transcript. Without a result, fall back to the ids the
+      // thread did not have before.
+      const touched =
+        result && result.startCheckpointId !== undefined
+          ? messagesChangedByRun(messages, (result.startState?.messages ?? []) as Message[])
+          : messages.filter((m) => !(m.id && run.historical.has(m.id)));
       if (touched.length) await stores.messages.record(run.threadId, run.runId, toJsonSafe(touched) as unknown as Array<Record<string, unknown>>, ts);
       if (typeof values?.title === "string" && values.title) title = values.title;
     } catch {

@@ -13,6 +13,7 @@ export type {
   ThreadStore,
 } from "./types";
 export { emptyUsage, runUsageFromMessages } from "./usage";
+export { messagesChangedByRun } from "./transcript";
 export { compareThreads, matchesMetadata } from "./ordering";
 export { ensureSqliteSchema, openSqliteStores, SqliteMessageStore, SqliteRunStore, SqliteThreadStore } from "./sqlite-stores";
 export { createMemoryStores, MemoryMessageStore, MemoryRunStore, MemoryThreadStore } from "./memory-stores";

@@ -187,21 +187,17 @@ export class RunExecution<S extends AgentState> {
   }
 
   /**
-   * Checkpoint the current state. With `emitValues` the `values` event goes
-   * out as soon as the write is queued, before it is durable (LangGraph's
-   * default "async" durability): a step's events then reach clients in one
-   * write, and reads still see the checkpoint (stores flush pending writes
-   * before reading). The loop still waits for the commit before going on.
+   * Checkpoint the current state and emit it as `values`. The event goes out
+   * as soon as the write is queued, before it is durable (LangGraph's default
+   * "async" durability): a step's events then reach clients in one write, and
+   * reads still see the checkpoint (stores flush pending writes before
+   * reading). The loop still waits for the commit before going on.
    */
-  private async commit(
-    writer: string,
-    source: "input" | "loop" | "update" | "fork" = "loop",
-    interrupts?: Interrupt[],
-    emitValues = false,
-  ): Promise<void> {
+  private async commit(writer: string, opts: { source?: "input" | "loop" | "fork"; interrupts?: Interrupt[] } = {}): Promise<void> {
+    const { source = "loop", interrupts } = opts;
     this.stepNo++;
     if (this.options.ephemeral || (this.parent.values === this.state && !interrupts && source !== "input")) {
-      if (emitValues) this.emit("values", this.state);
+      this.emit("values", this.state);
       return;
     }
     const saving = this.parts.checkpointer.save(this.threadId, this.parent, this.state, {
@@ -211,7 +207,7 @@ export class RunExecution<S extends AgentState> {
       writer,
       ...(interrupts?.length ? { interrupts } : {}),
     });
-    if (emitValues) this.emit("values", this.state);
+    this.emit("values", this.state);
     const loaded = await saving;
     this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
     this.emit("checkpoints", { checkpoint_id: loaded.record.checkpointId, parent_checkpoint_id: loaded.record.parentId, step: this.stepNo });
@@ -345,7 +341,7 @@ export class RunExecution<S extends AgentState> {
     } else if (input) {
       this.apply(input as StateUpdate, "__input__");
     }
-    await this.commit("__input__", this.options.checkpointId ? "fork" : "input", undefined, true);
+    await this.commit("__input__", { source: this.options.checkpointId ? "fork" : "input" });
     if (resuming) {
       phase = "tools";
     } else {
@@ -353,7 +349,7 @@ export class RunExecution<S extends AgentState> {
       if (jump === "end") phase = "end";
       else if (jump === "tools") phase = "tools";
       if (this.parent.values !== this.state) {
-        await this.commit("before_agent", "loop", undefined, true);
+        await this.commit("before_agent");
       }
     }
     while (phase !== "end") {
@@ -362,7 +358,7 @@ export class RunExecution<S extends AgentState> {
       else {
         const out = await this.toolsPhase();
         if (out.interrupts) {
-          await this.commit("tools", "loop", out.interrupts, true);
+          await this.commit("tools", { interrupts: out.interrupts });
           return { status: "interrupted", state: this.state, checkpointId: this.parent.checkpointId, interrupts: out.interrupts };
         }
         phase = out.next;
@@ -371,7 +367,7 @@ export class RunExecution<S extends AgentState> {
     const before = this.state;
     await this.runHooks("afterAgent");
     if (before !== this.state) {
-      await this.commit("after_agent", "loop", undefined, true);
+      await this.commit("after_agent");
     }
     return { status: "success", state: this.state, checkpointId: this.parent.checkpointId, interrupts: [] };
   }
@@ -400,7 +396,7 @@ export class RunExecution<S extends AgentState> {
     });
     this.apply({ messages: [message] }, "model");
     const jumpAfter = await this.runHooks("afterModel");
-    await this.commit("model", "loop", undefined, true);
+    await this.commit("model");
     if (jumpAfter === "end") return "end";
     if (jumpAfter === "model") return "model";
     if (jumpAfter === "tools") return "tools";
@@ -454,7 +450,7 @@ export class RunExecution<S extends AgentState> {
       for (const m of toolMessages) this.deliver({ mode: "messages", ns: this.ns, data: [m, meta] });
     }
     if (interrupts.length) return { next: "end", interrupts };
-    await this.commit("tools", "loop", undefined, true);
+    await this.commit("tools");
     return { next: goto ?? "model" };
   }
 }

@@ -109,3 +109,19 @@ describe("values events and durability", () => {
     }
   });
 });
+
+describe("values after every committed step", () => {
+  it("a beforeModel hook that answers and jumps to end still gets its state streamed as values", async () => {
+    const { aiMessage } = await import("../../src/messages");
+    const model = new ScriptedModel([]);
+    const agent = createAgent({
+      model,
+      middleware: [{ name: "Canned", beforeModel: () => ({ messages: [aiMessage("canned answer")], jumpTo: "end" as const }) }],
+    });
+    const values: number[] = [];
+    const result = await agent.stream({ messages: [humanMessage("hi")] }, { threadId: "bm", streamMode: ["values"], onEvent: (e) => values.push((e.data as { messages: unknown[] }).messages.length) }).result;
+    expect(result.status).toBe("success");
+    expect(model.callCount).toBe(0);
+    expect(values).toEqual([1, 2]);
+  });
+});

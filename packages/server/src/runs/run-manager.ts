@@ -1,6 +1,16 @@
 import { MessageCoalescer } from "./message-coalescer";
 import { randomUUID } from "node:crypto";
-import { Command, coerceMessage, DeerFlowError, emptyUsage, RunCancelledError, runUsageFromMessages, TERMINAL_RUN_STATUSES, ValidationError } from "@deerflow/harness";
+import {
+  Command,
+  coerceMessage,
+  DeerFlowError,
+  emptyUsage,
+  messagesChangedByRun,
+  RunCancelledError,
+  runUsageFromMessages,
+  TERMINAL_RUN_STATUSES,
+  ValidationError,
+} from "@deerflow/harness";
 import type {
   Agent,
   Message,
@@ -397,10 +407,7 @@ export class RunManager {
         const messages = (finalState?.messages ?? []) as Message[];
         const preMessageIds = new Set(start.messages.map((m) => m.id).filter((x): x is string => !!x));
         usage = runUsageFromMessages(messages, preMessageIds, run.prepared.agentConfig.context);
-        // Only messages this run added or replaced go to the transcript (the rest are the very same objects
-        // the run started with): the write stays proportional to the turn, not to the thread's length.
-        const unchanged = new Set<Message>(start.messages);
-        const touched = messages.filter((m) => !unchanged.has(m));
+        const touched = messagesChangedByRun(messages, start.messages);
         if (touched.length) {
           writes.push(this.stores.messages.record(run.threadId, run.runId, touched as unknown as Array<Record<string, unknown>>, now()));
         }
