@@ -19,9 +19,9 @@ export type BufferListener = (item: SubscriberItem) => void;
 
 /**
  * The replay buffer of one run (the "stream bridge"). Keeps the last
- * `capacity` data events; any number of subscribers read from a cursor and
- * wait for new events. `close()` marks the run finished; subscribers then see
- * `end` once they have drained what is retained.
+ * `capacity` data events for (re)joins; any number of listeners replay from
+ * a cursor, then get each new event as it is published. `close()` marks the
+ * run finished; listeners then get `end`.
  */
 export class RunEventBuffer {
   readonly runId: string;
@@ -29,7 +29,6 @@ export class RunEventBuffer {
   private readonly events: BufferedEvent[] = [];
   private nextSeq = 0;
   private closed = false;
-  private waiters = new Set<() => void>();
   private listeners: BufferListener[] = [];
 
   constructor(runId: string, capacity = 256) {
@@ -53,7 +52,6 @@ export class RunEventBuffer {
       const item: SubscriberItem = { kind: "event", event: this.events[this.events.length - 1] };
       for (const l of this.listeners) l(item);
     }
-    this.wake();
     return id;
   }
 
@@ -64,13 +62,6 @@ export class RunEventBuffer {
     const ls = this.listeners;
     this.listeners = [];
     for (const l of ls) l({ kind: "end" });
-    this.wake();
-  }
-
-  private wake(): void {
-    const ws = this.waiters;
-    this.waiters = new Set();
-    for (const w of ws) w();
   }
 
   private earliestSeq(): number {
@@ -127,36 +118,33 @@ export class RunEventBuffer {
   }
 
   /**
-   * Iterate events from `cursor`. Stops with `end` when closed and drained,
-   * or with `gap` if the reader fell behind the retained window.
+   * Iterate events from `cursor` (an async view of {@link listen}: events
+   * published while the reader is busy are queued for it). Stops after `end`
+   * or `gap`, or when `signal` aborts.
    */
   async *subscribe(cursor: number, signal?: AbortSignal): AsyncGenerator<SubscriberItem> {
-    let next = cursor;
-    while (!signal?.aborted) {
-      const earliest = this.earliestSeq();
-      if (next < earliest) {
-        yield { kind: "gap", data: this.gapData(null) };
-        return;
+    const queue: SubscriberItem[] = [];
+    let wake: (() => void) | undefined;
+    const stop = this.listen(cursor, (item) => {
+      queue.push(item);
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      while (!signal?.aborted) {
+        const item = queue.shift();
+        if (!item) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          continue;
+        }
+        yield item;
+        if (item.kind !== "event") return;
       }
-      if (next < this.nextSeq) {
-        const item = this.events[next - earliest];
-        next++;
-        yield { kind: "event", event: item };
-        continue;
-      }
-      if (this.closed) {
-        yield { kind: "end" };
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          signal?.removeEventListener("abort", done);
-          this.waiters.delete(done);
-          resolve();
-        };
-        this.waiters.add(done);
-        signal?.addEventListener("abort", done, { once: true });
-      });
+    } finally {
+      stop();
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 }
