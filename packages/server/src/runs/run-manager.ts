@@ -300,9 +300,8 @@ export class RunManager {
     );
   }
 
+  /** One harness event into the run's stream (the harness already sends only the requested modes). */
   private publish(run: InternalRun, mode: StreamMode, ns: string[], data: unknown, out: MessageCoalescer): void {
-    const wanted = run.prepared.options.streamMode ?? [];
-    if (!wanted.includes(mode)) return;
     if (ns.length && !run.prepared.subgraphs) return;
     const base = EVENT_NAME[mode] ?? mode;
     out.push(ns.length ? [base, ...ns].join("|") : base, data);
