@@ -16,7 +16,7 @@ function quickstartBlock(): string {
 }
 
 describe("README quick start", () => {
-  it("runs verbatim and the run answers", async () => {
+  it("runs verbatim and the run produces the report artifact", async () => {
     const block = quickstartBlock();
     expect(block).toContain("npx deerflow run");
     // Fail on the first failing command; background jobs (the scripted server) are stopped with the process group.
@@ -40,7 +40,11 @@ describe("README quick start", () => {
       });
     });
     expect({ code, tail: stderr.slice(-2000) }).toMatchObject({ code: 0 });
-    expect(stdout).toContain("You said: Hello DeerFlow");
+    expect(stdout).toContain("No problems found");
+    expect(stdout).toContain("→ write_file(");
+    expect(stdout).toMatch(/Artifacts:\n {2}\/mnt\/user-data\/outputs\/deerflow-demo\.md {2}(\S+deerflow-demo\.md)/);
+    const host = /Artifacts:\n {2}\S+ {2}(\S+)/.exec(stdout)![1];
+    expect(readFileSync(host, "utf8")).toContain("> write a report to outputs");
     expect(readFileSync(join(work, "config.yaml"), "utf8")).toContain("http://127.0.0.1:8787/v1");
     expect(readFileSync(join(work, ".env"), "utf8").length).toBeGreaterThan(0);
   }, 120_000);

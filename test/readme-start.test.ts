@@ -12,7 +12,7 @@ const hasRootConfig = existsSync(join(root, "config.yaml"));
 if (hasRootConfig) console.warn("[readme-start] skipped: a config.yaml exists at the repository root");
 
 describe.skipIf(hasRootConfig)("README main command (npm start)", () => {
-  it("starts the gateway + UI in demo mode and answers a run", async () => {
+  it("starts the gateway + UI in demo mode; a run walks through the scripted task (tool step + artifact)", async () => {
     const child = spawn("npm", ["start", "--", "--port", "0", "--data-dir", dataDir], { cwd: root, detached: true, env: { ...process.env, NO_COLOR: "1" } });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
@@ -41,8 +41,21 @@ describe.skipIf(hasRootConfig)("README main command (npm start)", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ assistant_id: "lead_agent", input: { messages: [{ type: "human", content: "hello newcomer" }] } }),
       });
-      const values = (await run.json()) as { messages: Array<{ type: string; content: string }> };
-      expect(values.messages.at(-1)).toMatchObject({ type: "ai", content: "You said: hello newcomer" });
+      const values = (await run.json()) as { messages: Array<{ type: string; content: string; name?: string; tool_calls?: Array<{ name: string }> }>; artifacts?: string[] };
+      // The demo says it is scripted, writes a report with write_file (a tool step), presents it (an artifact), answers.
+      const ais = values.messages.filter((m) => m.type === "ai");
+      expect(ais[0].content).toContain("scripted DeerFlow demo");
+      expect(ais[0].tool_calls?.map((c) => c.name)).toEqual(["write_file"]);
+      expect(values.messages.filter((m) => m.type === "tool").map((m) => [m.name, m.content])).toEqual([
+        ["write_file", "OK"],
+        ["present_files", "Successfully presented files"],
+      ]);
+      expect(values.artifacts).toEqual(["/mnt/user-data/outputs/deerflow-demo.md"]);
+      expect(ais.at(-1)?.content).toContain("npx deerflow init");
+      const artifact = await fetch(`${url}/api/threads/readme1/artifacts/mnt/user-data/outputs/deerflow-demo.md`);
+      expect(artifact.status).toBe(200);
+      expect(await artifact.text()).toContain("> hello newcomer");
+      expect(((await (await fetch(`${url}/api/features`)).json()) as { demo_mode: unknown }).demo_mode).toEqual({ enabled: true, configure_command: "npx deerflow init" });
     } finally {
       try {
         process.kill(-child.pid!, "SIGTERM");

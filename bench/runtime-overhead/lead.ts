@@ -52,7 +52,7 @@ export async function buildLeadAgent(dbPath: string, baseDir: string): Promise<L
   const store = new SqliteCheckpointStore(dbPath);
   const model = new InstantModel();
   try {
-    const factory = (mod.createLeadAgentFactory as (o: unknown) => { makeLeadAgent(r?: unknown): Agent })({
+    const factory = (mod.createLeadAgentFactory as (o: unknown) => { makeLeadAgent(r?: unknown): Promise<Agent> })({
       config,
       baseDir,
       checkpointer: store,
@@ -64,7 +64,7 @@ export async function buildLeadAgent(dbPath: string, baseDir: string): Promise<L
         config: { name: "instant", supportsVision: false, contextWindow: null, thinkingEnabled: false, reasoningEffort: null },
       }),
     });
-    const built = factory.makeLeadAgent({});
+    const built = await factory.makeLeadAgent({});
     if (!isAgent(built)) return { ok: false, reason: "makeLeadAgent did not return an agent with invoke()" };
     return { ok: true, agent: built, store, middlewareNames: (built.middleware ?? []).map((m) => m.name) };
   } catch (err) {

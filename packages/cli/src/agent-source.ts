@@ -1,6 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { AgentFactory } from "../../harness/src/client";
+import type { AgentFactory } from "../../harness/src/deerflow-runtime";
 
 /**
  * Environment variable naming a module that exports `agentFactory` (or a

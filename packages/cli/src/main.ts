@@ -13,6 +13,7 @@ Commands:
   chat                 interactive multi-turn chat
   serve                start the gateway API and web UI
   config upgrade       add new default settings to an older config.yaml
+  skills <sub>         list, show, install, enable, disable, delete skills
   scripted-llm         start a scripted OpenAI-compatible server (a test double, not a model)
 
 Every command accepts --config PATH and --data-dir PATH (default .deer-flow/).
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   chat: async () => (await import("./commands/chat")).chatCommand,
   serve: async () => (await import("./commands/serve")).serveCommand,
   config: async () => (await import("./commands/config-upgrade")).configCommand,
+  skills: async () => (await import("./commands/skills")).skillsCommand,
   "scripted-llm": async () => (await import("./commands/scripted-llm")).scriptedLlmCommand,
 };
 

@@ -25,6 +25,8 @@ export class TurnRenderer {
   private lastTextId: string | undefined;
   private midLine = false;
   private readonly pending = new Map<string, string>();
+  /** Sub-agent descriptions by task id (from `task_started`). */
+  private readonly subagents = new Map<string, string>();
   artifacts: string[] = [];
   usage: ClientUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   clarification: string | undefined;
@@ -54,7 +56,10 @@ export class TurnRenderer {
       this.breakLine();
       return;
     }
-    if (ev.type === "custom") return;
+    if (ev.type === "custom") {
+      this.subagentProgress(ev.data);
+      return;
+    }
     const d = ev.data as Record<string, any>;
     if (d.type === "ai") {
       if (typeof d.content === "string" && d.content) {
@@ -92,6 +97,41 @@ export class TurnRenderer {
       this.term.line(this.term.style("gray", `  ${mark} ${d.name ?? "tool"}: ${firstLine(content) || "(no output)"}`));
       if (this.pending.size) this.term.startSpinner(`running ${[...this.pending.values()].join(", ")}…`);
     }
+  }
+
+  /**
+   * Sub-agent progress from the `task_*` custom events, as lines nested under
+   * the `task` call: start (description, model), each step (its text and the
+   * tools it called), and the terminal status with the sub-agent's tokens.
+   */
+  private subagentProgress(data: unknown): void {
+    if (!data || typeof data !== "object") return;
+    const d = data as Record<string, any>;
+    if (typeof d.type !== "string" || !d.type.startsWith("task_") || typeof d.task_id !== "string") return;
+    const label = this.subagents.get(d.task_id) ?? d.task_id;
+    const tokens = d.usage && typeof d.usage.total_tokens === "number" ? ` · ${d.usage.total_tokens} tokens` : "";
+    let text: string | undefined;
+    if (d.type === "task_started") {
+      const description = typeof d.description === "string" && d.description ? d.description : d.task_id;
+      this.subagents.set(d.task_id, description);
+      text = this.term.style("cyan", `    ⇢ sub-agent "${description}" started${d.model_name ? ` (${d.model_name})` : ""}`);
+    } else if (d.type === "task_running") {
+      const msg = (d.message ?? {}) as { content?: unknown; tool_calls?: Array<{ name: string; args?: unknown }> };
+      const said = typeof msg.content === "string" ? firstLine(msg.content, 80) : "";
+      const calls = (msg.tool_calls ?? []).map((c) => `${c.name}(${summarizeArgs(c.args, 40)})`).join(", ");
+      const what = [said, calls && `→ ${calls}`].filter(Boolean).join(" ");
+      text = this.term.style("gray", `    │ ${label} #${d.message_index ?? "?"}: ${what || "(thinking)"}`);
+    } else if (d.type === "task_completed") {
+      text = this.term.style("gray", `    ${this.term.style("green", "✓")} ${label}: completed${tokens}`);
+    } else if (d.type === "task_failed" || d.type === "task_cancelled" || d.type === "task_timed_out") {
+      const status = d.type.slice("task_".length).replace("_", " ");
+      text = this.term.style("gray", `    ${this.term.style("red", "✗")} ${label}: ${status}${d.error ? ` — ${firstLine(String(d.error), 80)}` : ""}${tokens}`);
+    }
+    if (!text) return;
+    this.term.stopSpinner();
+    this.breakLine();
+    this.term.line(text);
+    if (this.pending.size) this.term.startSpinner(`running ${[...this.pending.values()].join(", ")}…`);
   }
 
   /** Stop the spinner and end the current line. */

@@ -1,7 +1,9 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "../../harness/src/sandbox";
 import { startScriptedLLMServer } from "../../harness/src/testing/scripted-http";
+import { runDoctor } from "../src/commands/doctor";
 import { cleanEnv, runCli, tempDir } from "./helpers";
 
 function writeConfig(dir: string, lines: string[]): void {
@@ -68,5 +70,46 @@ describe("deerflow doctor", { timeout: 60_000 }, () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/✗ config: Config file not found at .*nope\.yaml/);
     expect(r.stdout).toContain("deerflow init");
+  });
+
+  it("warns when the agent would have no file tools (`tools: []`), and lists the default sandbox tools when the key is absent", async () => {
+    const dir = tempDir();
+    const model = ["models:", "  - name: m", "    use: openai-compatible", "    model: x", "    base_url: http://127.0.0.1:9/v1", "sandbox:", "  use: local"];
+    const toolLines = async () => {
+      const findings = await runDoctor({ configPath: path.join(dir, "config.yaml"), dataDir: path.join(dir, ".deer-flow"), cwd: dir, skipModel: true, timeoutMs: 1000 });
+      return findings.filter((f) => f.check === "tools").map((f) => `${f.level}: ${f.message}${f.fix ? ` | fix: ${f.fix}` : ""}`);
+    };
+    writeConfig(dir, [...model, "tools: []"]);
+    const none = await toolLines();
+    expect(none).toHaveLength(1);
+    expect(none[0]).toContain('warn: the agent would have no file tools (read_file, write_file, …): every file request fails with "Tool not found"');
+    expect(none[0]).toContain("delete the `tools:` key to get them by default");
+    writeConfig(dir, model);
+    expect(await toolLines()).toEqual([
+      "ok: agent tools: ls, read_file, glob, grep, write_file, str_replace (default sandbox tools: no `tools:` key)",
+      "warn: bash is configured but off: the local sandbox does not isolate commands | fix: Install bubblewrap and set sandbox.use: bwrap to give the agent bash.",
+    ]);
+    writeConfig(dir, [...model, "tools:", "  - name: bad", "    use: nowhere:tool"]);
+    const unknown = await toolLines();
+    expect(unknown[0]).toMatch(/^error: tools\[0\]\.use: unknown tool 'nowhere:tool'/);
+  });
+
+  it("probes bubblewrap with the real data dir (named in the finding), also under a 0700 parent", async () => {
+    const dir = tempDir(); // mkdtemp: 0700, closed to the sandbox uid when we run as root
+    const dataDir = path.join(dir, ".deer-flow");
+    const probe = probeBwrapDataDir({ baseDir: dataDir, runAs: sandboxRunAs(parseSandboxConfig({})) });
+    writeConfig(dir, ["models:", "  - name: m", "    use: openai-compatible", "    model: x", "    base_url: http://127.0.0.1:9/v1", "sandbox:", "  use: bwrap"]);
+    if (!probe.bwrapPath) {
+      console.warn("[doctor test] SKIPPING the bwrap data-dir assertion: bwrap is not installed");
+      return;
+    }
+    const findings = await runDoctor({ configPath: path.join(dir, "config.yaml"), dataDir, cwd: dir, skipModel: true, timeoutMs: 1000 });
+    const sandbox = findings.filter((f) => f.check === "sandbox").map((f) => `${f.level}: ${f.message}`);
+    if (probe.ok) {
+      expect(sandbox[0]).toContain(`ok: bubblewrap at ${probe.bwrapPath} can isolate commands with the data dir ${dataDir}`);
+      if (probe.blocker) expect(sandbox[0]).toContain(`cannot enter ${dir}; binds are staged in a private mount namespace`);
+    } else {
+      expect(sandbox[0]).toContain(`cannot start a sandbox with the data dir ${dataDir}: ${probe.reason}`);
+    }
   });
 });

@@ -37,6 +37,22 @@ describe("deerflow run (against the scripted HTTP server)", { timeout: 60_000 },
     expect(existsSync(path.join(dir, ".deer-flow", "data", "deerflow.db"))).toBe(true);
   });
 
+  it("--files uploads the files and tells the model about them in the first request (<current_uploads>)", async () => {
+    const dir = tempDir();
+    scriptedConfig(dir, `${server.url}/v1`);
+    writeFileSync(path.join(dir, "sales.csv"), "region,amount\nnorth,10\n");
+    server.push("I read the upload.");
+    const before = server.requests.length;
+    const r = await runCli(["run", "Summarise the sales", "--files", "sales.csv", "--thread", "t-files"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Uploaded sales.csv → /mnt/user-data/uploads/sales.csv");
+    const first = JSON.stringify(server.requests[before].body);
+    expect(first).toContain("<current_uploads>");
+    expect(first).toContain("/mnt/user-data/uploads/sales.csv");
+    expect(first).toContain("Summarise the sales");
+    expect(existsSync(path.join(dir, ".deer-flow", "users", "default", "threads", "t-files", "user-data", "uploads", "sales.csv"))).toBe(true);
+  });
+
   it("--json prints one parseable event per line, token deltas, and a final end line; --thread continues", async () => {
     const dir = tempDir();
     scriptedConfig(dir, `${server.url}/v1`);

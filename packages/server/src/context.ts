@@ -1,10 +1,13 @@
+import type { DeerFlowRuntime, PersistenceStores } from "@deerflow/harness";
 import type { ResolvedGatewayOptions } from "./options";
 import type { RunManager } from "./runs/run-manager";
-import type { PersistenceStores } from "@deerflow/harness";
 
 /** What every route module receives. */
 export interface GatewayContext {
   options: ResolvedGatewayOptions;
+  /** The runtime's stores (thread rows, run records, transcripts). */
   stores: PersistenceStores;
   runs: RunManager;
+  /** The harness runtime the gateway serves: state reads, thread deletion, agents, config. */
+  runtime: DeerFlowRuntime;
 }

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import type { AddressInfo } from "node:net";
-import { openSqliteStores, PathAccessError, persistenceDbPath, UploadError } from "@deerflow/harness";
+import path from "node:path";
+import { DeerFlowRuntime, openSqliteStores, PathAccessError, persistenceDbPath, UploadError, ValidationError } from "@deerflow/harness";
 import type { PersistenceStores } from "@deerflow/harness";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
@@ -9,14 +10,20 @@ import type { GatewayContext } from "./context";
 import { HttpError } from "./http-error";
 import type { GatewayOptions, ResolvedGatewayOptions } from "./options";
 import { resolveOptions } from "./options";
+import { registerAgentRoutes } from "./routes/agents";
 import { registerAppInfoRoutes } from "./routes/app-info";
 import { registerArtifactRoutes } from "./routes/artifacts";
 import { registerAssistantRoutes } from "./routes/assistants";
 import { registerAuthRoutes } from "./routes/auth";
+import { registerMemoryRoutes } from "./routes/memory";
+import { registerRegenerateRoutes } from "./routes/regenerate";
 import { registerRunRoutes } from "./routes/runs";
+import { registerSkillRoutes } from "./routes/skills";
 import { registerThreadDataRoutes } from "./routes/thread-data";
+import { registerThreadAccess } from "./routes/thread-access";
 import { registerThreadRoutes } from "./routes/threads";
 import { registerUploadRoutes } from "./routes/uploads";
+import { registerWorkspaceChangesRoutes } from "./routes/workspace-changes";
 import { RunManager } from "./runs/run-manager";
 import { defaultWebDist, registerStaticUi } from "./static-ui";
 
@@ -27,11 +34,13 @@ export interface Gateway {
   readonly options: ResolvedGatewayOptions;
   readonly stores: PersistenceStores;
   readonly runs: RunManager;
+  /** The runtime it serves. */
+  readonly runtime: DeerFlowRuntime;
   /** Runs found `pending`/`running` at startup and marked `error`. */
   readonly recoveredRuns: string[];
   /** Listen on `host:port` (port 0 = any free port). Resolves with the base URL. */
   start(listen?: { port?: number; host?: string }): Promise<string>;
-  /** Interrupt runs, stop listening, close stores. */
+  /** Interrupt runs, stop listening; close the runtime if the gateway opened it. */
   close(): Promise<void>;
 }
 
@@ -56,27 +65,49 @@ function onError(log: (m: string) => void) {
  * dead process as `error` before serving.
  */
 export async function createGateway(input: GatewayOptions): Promise<Gateway> {
-  const options = resolveOptions(input);
-  const stores = options.stores ?? openSqliteStores(options.database ?? persistenceDbPath(options.dataDir));
+  let runtime = input.runtime;
+  let ownedRuntime = false;
+  let ownedStores: PersistenceStores | undefined;
+  if (!runtime) {
+    if (!input.agentFactory) throw new ValidationError("createGateway needs a `runtime` (or an `agentFactory` for a gateway-owned runtime)");
+    const dataDir = path.resolve(input.dataDir ?? ".deer-flow");
+    ownedStores = input.stores ?? openSqliteStores(input.database ?? persistenceDbPath(dataDir));
+    runtime = await DeerFlowRuntime.open({
+      agentFactory: input.agentFactory,
+      checkpointer: input.checkpointer,
+      stores: ownedStores,
+      dataDir,
+      log: input.log ?? ((m) => console.error(m)),
+    });
+    ownedRuntime = true;
+  }
+  const options = resolveOptions({ ...input, runtime });
+  const stores = runtime.stores;
   const ts = new Date().toISOString();
   const recovered = await stores.runs.recoverOrphans(ts);
   for (const t of await stores.threads.listRunning()) await stores.threads.update(t.threadId, { status: "error", updatedAt: ts });
   if (recovered.length) options.log(`[gateway] marked ${recovered.length} orphaned run(s) as error`);
 
-  const runs = new RunManager(stores, options);
-  const ctx: GatewayContext = { options, stores, runs };
+  const runs = new RunManager(runtime, options);
+  const ctx: GatewayContext = { options, stores, runs, runtime };
 
   const api = new Hono();
   api.onError(onError(options.log));
   api.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  registerThreadAccess(api, ctx);
   registerThreadRoutes(api, ctx);
+  registerRegenerateRoutes(api, ctx);
   registerRunRoutes(api, ctx);
+  registerWorkspaceChangesRoutes(api, ctx);
   registerThreadDataRoutes(api, ctx);
   registerUploadRoutes(api, ctx);
   registerArtifactRoutes(api, ctx);
+  registerSkillRoutes(api, ctx); // before app-info, whose `/skills` is an empty placeholder
   registerAppInfoRoutes(api, ctx);
   registerAssistantRoutes(api, ctx);
+  registerAgentRoutes(api, ctx);
   registerAuthRoutes(api, ctx);
+  registerMemoryRoutes(api, ctx);
 
   const app = new Hono();
   app.onError(onError(options.log));
@@ -84,7 +115,8 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   app.route("/api/langgraph", api);
   app.route("/api", api);
   const web = options.webDistDir === null ? undefined : (options.webDistDir ?? defaultWebDist());
-  if (web && fs.existsSync(web)) registerStaticUi(app, web);
+  // Registered even before the UI is built: `/` then explains how to build it instead of a JSON 404.
+  if (web) registerStaticUi(app, web);
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
 
   let server: ReturnType<typeof serve> | undefined;
@@ -93,6 +125,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
     options,
     stores,
     runs,
+    runtime,
     recoveredRuns: recovered.map((r) => r.runId),
     start(listen = {}) {
       const port = listen.port ?? 2026;
@@ -115,7 +148,10 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
         });
         server = undefined;
       }
-      await stores.close();
+      if (ownedRuntime) {
+        await runtime.close();
+        await ownedStores?.close();
+      }
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 export { createGateway, startServer } from "./gateway";
 export type { Gateway } from "./gateway";
-export type { AgentFactory, AgentRunConfig, GatewayAppConfig, GatewayOptions } from "./options";
+export type { AgentFactory, GatewayAppConfig, GatewayOptions } from "./options";
 export { HttpError } from "./http-error";
 // Persistence, model and upload types live in the harness (shared with the
 // embedded client); re-exported under their earlier server names.

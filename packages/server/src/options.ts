@@ -1,25 +1,21 @@
 import path from "node:path";
 import { DEFAULT_UPLOAD_LIMITS } from "@deerflow/harness";
-import type { Agent, CheckpointStore, ModelEntry, PersistenceStores, UploadLimits } from "@deerflow/harness";
+import type { AgentFactory, CheckpointStore, DeerFlowRuntime, ModelEntry, PersistenceStores, UploadLimits } from "@deerflow/harness";
 
-/** What the gateway hands the agent factory for one run (or for state reads). */
-export interface AgentRunConfig {
-  /** `config.configurable` of the run, plus the whitelisted context keys and `thread_id`. */
-  configurable: Record<string, unknown>;
-  /** Whitelisted run context plus identity (`thread_id`, `run_id`, `user_id`). */
-  context: Record<string, unknown>;
-  /** `lead_agent` or a custom agent's assistant id. */
-  assistantId: string;
-}
-
-/** Builds the agent for a run. The server never reaches into runtime internals. */
-export type AgentFactory = (config: AgentRunConfig) => Agent | Promise<Agent>;
+export type { AgentFactory };
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
-  /** Builds the agent for each run (and for state reads with an empty config). */
-  agentFactory: AgentFactory;
-  /** The checkpoint store the agents use (needed to delete a thread's checkpoints and to roll back a first run). */
+  /**
+   * The runtime the gateway serves (config, checkpointer, stores, sandbox,
+   * agents, run recorder). It stays open when the gateway closes: its owner
+   * closes it. Without one, the gateway opens its own from `agentFactory`,
+   * `checkpointer`, `stores`/`database` and `dataDir`, and closes it.
+   */
+  runtime?: DeerFlowRuntime;
+  /** Builds the agent of each run when no `runtime` is given (tests, embedding). */
+  agentFactory?: AgentFactory;
+  /** The checkpoint store of the gateway's own runtime (ignored with `runtime`). */
   checkpointer?: CheckpointStore;
   /** Data dir for the SQLite database (default `.deer-flow`). */
   dataDir?: string;
@@ -31,7 +27,7 @@ export interface GatewayOptions {
   stores?: PersistenceStores;
   /** A SQLite path or open better-sqlite3 database for the gateway tables. */
   database?: string | import("better-sqlite3").Database;
-  /** Root of per-thread files: `{baseDir}/users/{user}/threads/{thread}/user-data/...` (default `dataDir`). */
+  /** Root of per-thread files: `{baseDir}/users/{user}/threads/{thread}/user-data/...` (default: the runtime's data dir). */
   baseDir?: string;
   /** Raw model entries from config (`name`, `model`, `display_name`, …); secrets are never listed. */
   models?: ModelEntry[];
@@ -41,8 +37,12 @@ export interface GatewayOptions {
    * The app config's `models`, `token_usage` and `uploads` sections. When
    * given, `/api/models` and the upload limits come from it exactly as the
    * embedded client derives them, overriding `models`/`tokenUsageEnabled`/`uploads`.
+   * With a `runtime` that has a config, the runtime's current config is used
+   * instead (so an edit of config.yaml shows on the next request).
    */
   appConfig?: GatewayAppConfig;
+  /** `agents_api.enabled`: serve the custom-agent routes (default false → 403; `appConfig` wins when given). */
+  agentsApiEnabled?: boolean;
   /** `/api/suggestions/config`. */
   suggestions?: { enabled: boolean; max_suggestions: number };
   /** Upload limits (defaults 10 files, 50 MiB per file, 100 MiB total). */
@@ -61,8 +61,16 @@ export interface GatewayOptions {
   runTimeoutMs?: number;
   /** Built web UI to serve at `/` (default `packages/web/dist` when it exists). */
   webDistDir?: string | null;
+  /**
+   * Demo mode (`npm start` without a config.yaml): the only model is the
+   * scripted demo test double. Reported by `/api/features` as `demo_mode` so
+   * the web UI shows a banner with the command that configures a real model.
+   */
+  demoMode?: { configureCommand: string } | null;
   /** The user every request is treated as (auth disabled). Default `default`. */
   userId?: string;
+  /** The skill registry behind `/api/skills` (default: the runtime's, else one built from its config). */
+  skills?: import("@deerflow/harness").SkillRegistry;
   /** Log sink (default: console.error). Never receives secrets. */
   log?: (message: string) => void;
 }
@@ -72,6 +80,7 @@ export interface GatewayAppConfig {
   models: ModelEntry[];
   token_usage?: { enabled?: boolean } | null;
   uploads?: Partial<UploadLimits> | null;
+  agents_api?: { enabled?: boolean } | null;
 }
 
 /** Options with defaults applied. */
@@ -79,6 +88,7 @@ export interface ResolvedGatewayOptions extends GatewayOptions {
   dataDir: string;
   models: ModelEntry[];
   tokenUsageEnabled: boolean;
+  agentsApiEnabled: boolean;
   baseDir: string;
   uploads: UploadLimits;
   heartbeatMs: number;
@@ -93,7 +103,7 @@ export interface ResolvedGatewayOptions extends GatewayOptions {
 
 /** Apply defaults. */
 export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
-  const dataDir = path.resolve(o.dataDir ?? ".deer-flow");
+  const dataDir = path.resolve(o.runtime?.dataDir ?? o.dataDir ?? ".deer-flow");
   const cfg = o.appConfig;
   const uploads = cfg ? (cfg.uploads ?? {}) : (o.uploads ?? {});
   return {
@@ -101,6 +111,7 @@ export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
     dataDir,
     models: cfg ? cfg.models : (o.models ?? []),
     tokenUsageEnabled: cfg ? cfg.token_usage?.enabled !== false : (o.tokenUsageEnabled ?? false),
+    agentsApiEnabled: cfg?.agents_api ? cfg.agents_api.enabled === true : (o.agentsApiEnabled ?? false),
     baseDir: path.resolve(o.baseDir ?? dataDir),
     uploads: {
       ...DEFAULT_UPLOAD_LIMITS,

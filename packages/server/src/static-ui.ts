@@ -9,16 +9,48 @@ export function defaultWebDist(): string {
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
 }
 
+/** The command that builds the web UI (from the repository root). */
+export const WEB_BUILD_COMMAND = "npm run build:web";
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/**
+ * The page served at `/` (and every SPA route) while the web UI is not
+ * built: it says what to run instead of leaving the user at a bare 404. The
+ * API keeps working.
+ */
+export function webUiMissingPage(dir: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>DeerFlow: web UI not built</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:4rem auto;padding:0 1rem;color:#1d2129}code,pre{background:#f2f3f5;border-radius:6px}code{padding:1px 5px}pre{padding:10px 14px}</style></head>
+<body>
+<h1>The DeerFlow gateway is running, but its web UI is not built</h1>
+<p>No <code>index.html</code> was found in <code>${escapeHtml(dir)}</code>. From the repository root, run:</p>
+<pre>${WEB_BUILD_COMMAND}</pre>
+<p>then reload this page (no restart needed). <code>npm start</code> builds it on the first start.</p>
+<p>The API is available meanwhile: <a href="/health">/health</a>, <a href="/api/models">/api/models</a>.</p>
+</body>
+</html>
+`;
+}
+
 /**
  * Serve a built SPA from `dir` at `/`: real files when they exist, otherwise
- * `index.html` (client-side routing). Never answers under `/api`.
+ * `index.html` (client-side routing). Never answers under `/api`. While
+ * `dir/index.html` is missing, page routes get {@link webUiMissingPage}
+ * (HTTP 503) and asset paths fall through to the JSON 404.
  */
 export function registerStaticUi(app: Hono, dir: string): void {
   const root = path.resolve(dir);
   app.get("*", async (c, next) => {
     const pathname = decodeURIComponent(new URL(c.req.url).pathname);
     if (pathname === "/api" || pathname.startsWith("/api/") || pathname === "/health") return next();
-    if (!fs.existsSync(path.join(root, "index.html"))) return next();
+    if (!fs.existsSync(path.join(root, "index.html"))) {
+      // A page route (no file extension) gets instructions; a missing asset stays a 404.
+      if (path.extname(pathname)) return next();
+      return c.html(webUiMissingPage(root), 503, { "Cache-Control": "no-store" });
+    }
     let file = path.resolve(root, "." + pathname);
     const inside = file === root || file.startsWith(root + path.sep);
     if (!inside || !fs.existsSync(file) || fs.statSync(file).isDirectory()) file = path.join(root, "index.html");

@@ -24,11 +24,12 @@ Commands inside the chat:
 Options:
   --thread ID        continue this thread (default: a new thread)
   --model NAME       model from config.yaml
+  --subagents        let the agent delegate to parallel sub-agents ("ultra")
 ${COMMON_HELP}`;
 
 /** `deerflow chat`. */
 export async function chatCommand(argv: string[], term: Terminal): Promise<number> {
-  const { values } = parseCommand("chat", argv, { thread: { type: "string" }, model: { type: "string" } });
+  const { values } = parseCommand("chat", argv, { thread: { type: "string" }, model: { type: "string" }, subagents: { type: "boolean" } });
   if (values.help) {
     term.line(CHAT_HELP);
     return 0;
@@ -39,6 +40,7 @@ export async function chatCommand(argv: string[], term: Terminal): Promise<numbe
     dataDir: common.dataDir,
     cwd: common.cwd,
     modelName: values.model,
+    subagentEnabled: !!values.subagents,
     agentFactory: await resolveAgentFactory(),
   });
   let threadId = values.thread ?? randomUUID();

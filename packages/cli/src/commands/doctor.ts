@@ -7,7 +7,9 @@ import type { AppConfig } from "../../../harness/src/config";
 import { ModelCallError } from "../../../harness/src/errors";
 import { humanMessage } from "../../../harness/src/messages";
 import { createChatModel } from "../../../harness/src/models";
-import { BWRAP_PROVIDER_NAMES, probeBwrap } from "../../../harness/src/sandbox";
+import { assembleConfiguredTools, toolEntriesOrDefault } from "../../../harness/src/agents/tool-assembly";
+import type { ToolConfigEntry } from "../../../harness/src/agents/tool-assembly";
+import { BWRAP_PROVIDER_NAMES, LocalSandboxProvider, parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "../../../harness/src/sandbox";
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import type { Terminal } from "../io";
 
@@ -15,8 +17,10 @@ import type { Terminal } from "../io";
 export const DOCTOR_HELP = `Usage: deerflow doctor [options]
 
 Check the setup and print fixes: config.yaml validity, environment variables
-the config refers to, model reachability (one tiny request per model), bubblewrap
-availability and whether isolation works, and data directory writability.
+the config refers to, model reachability (one tiny request per model), the tools
+the agent gets (warns when it would have no file tools), bubblewrap availability
+and whether it can isolate commands with the real data dir, and data directory
+writability.
 Exit code 0 when nothing is wrong (warnings allowed), 1 otherwise.
 
 Options:
@@ -71,12 +75,57 @@ async function pingModel(config: AppConfig, name: string, timeoutMs: number): Pr
   ]);
 }
 
+const FILE_TOOLS = ["ls", "read_file", "glob", "grep", "write_file", "str_replace"];
+
+/**
+ * What the agent would be offered from `tools:` (absent key = the default
+ * sandbox tools): an error for entries that do not resolve, a warning when no
+ * file tool is left or bash is configured but off.
+ */
+export function toolFindings(config: AppConfig, rawTools: unknown, dataDir: string): Finding[] {
+  const entries = toolEntriesOrDefault(rawTools === undefined || rawTools === null ? undefined : ((config.tools ?? []) as ToolConfigEntry[]));
+  const sandboxConfig = parseSandboxConfig(config.sandbox);
+  const use = sandboxConfig.use?.trim() ?? "";
+  // Mirrors the provider choice: bwrap always allows bash; local only with allow_host_bash; unset = bwrap when it works here.
+  const isolated = BWRAP_PROVIDER_NAMES.has(use) || ((use === "" || use === "auto") && probeBwrapDataDir({ baseDir: dataDir, runAs: sandboxRunAs(sandboxConfig) }).ok);
+  const bashAllowed = isolated || sandboxConfig.allow_host_bash;
+  const warnings: string[] = [];
+  let names: string[];
+  try {
+    const tools = assembleConfiguredTools(entries, {
+      sandbox: { provider: new LocalSandboxProvider(sandboxConfig, { baseDir: dataDir }), config: sandboxConfig },
+      bashAllowed,
+      warn: (m) => warnings.push(m),
+    });
+    names = tools.map((t) => t.name);
+  } catch (err) {
+    return [{ check: "tools", level: "error", message: describeError(err).split("\nFix:")[0], fix: "Fix or remove that `tools:` entry (config.example.yaml lists the supported ones)." }];
+  }
+  const out: Finding[] = warnings.map((w) => ({ check: "tools", level: "warn" as const, message: w }));
+  const files = names.filter((n) => FILE_TOOLS.includes(n));
+  if (!files.length) {
+    out.push({
+      check: "tools",
+      level: "warn",
+      message: "the agent would have no file tools (read_file, write_file, …): every file request fails with \"Tool not found\"",
+      fix: "Add DeerFlow's sandbox tool entries under `tools:` (see config.example.yaml), or delete the `tools:` key to get them by default (`deerflow init` writes them).",
+    });
+  } else {
+    out.push({ check: "tools", level: "ok", message: `agent tools: ${names.join(", ")}${rawTools === undefined || rawTools === null ? " (default sandbox tools: no `tools:` key)" : ""}` });
+  }
+  if (!names.includes("bash") && entries.some((e) => e.name === "bash" || e.group === "bash")) {
+    out.push({ check: "tools", level: "warn", message: "bash is configured but off: the local sandbox does not isolate commands", fix: "Install bubblewrap and set sandbox.use: bwrap to give the agent bash." });
+  }
+  return out;
+}
+
 /** Run every check and collect findings. */
 export async function runDoctor(opts: { configPath?: string; dataDir: string; cwd: string; skipModel: boolean; timeoutMs: number }): Promise<Finding[]> {
   const findings: Finding[] = [];
   let config: AppConfig | undefined;
   let file: string | undefined;
   let rawSandboxUse: string | undefined;
+  let rawTools: unknown;
   try {
     file = resolveConfigPath({ path: opts.configPath, cwd: opts.cwd });
     findings.push({ check: "config", level: "ok", message: `found ${file}` });
@@ -96,6 +145,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
     const missing = raw && typeof raw === "object" ? substituteEnvVars(raw, env).missing : [];
     const rawSandbox = raw && typeof raw === "object" ? (raw as { sandbox?: { use?: unknown } }).sandbox : undefined;
     if (rawSandbox && typeof rawSandbox.use === "string") rawSandboxUse = rawSandbox.use;
+    if (raw && typeof raw === "object") rawTools = (raw as { tools?: unknown }).tools;
     for (const m of missing) {
       findings.push({
         check: "env",
@@ -132,7 +182,8 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
       }
     }
   }
-  // Sandbox: bubblewrap on PATH, and whether it can actually isolate here.
+  if (config) findings.push(...toolFindings(config, rawTools, opts.dataDir));
+  // Sandbox: bubblewrap on PATH, and whether it can actually isolate here, binding from the real data dir.
   const sandboxUse = (config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "";
   const needsBwrap = BWRAP_PROVIDER_NAMES.has(sandboxUse);
   const bwrap = whichOnPath("bwrap");
@@ -144,14 +195,18 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
       fix: "Install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora).",
     });
   } else {
-    const probe = probeBwrap({ bwrapPath: bwrap });
-    if (probe.ok) findings.push({ check: "sandbox", level: "ok", message: `bubblewrap at ${bwrap} can isolate commands` });
+    const runAs = sandboxRunAs(parseSandboxConfig(config?.sandbox ?? {}));
+    const probe = probeBwrapDataDir({ baseDir: opts.dataDir, runAs, bwrapPath: bwrap });
+    const staged = probe.ok && probe.blocker ? ` (uid ${runAs?.uid} cannot enter ${probe.blocker}; binds are staged in a private mount namespace)` : "";
+    if (probe.ok) findings.push({ check: "sandbox", level: "ok", message: `bubblewrap at ${bwrap} can isolate commands with the data dir ${opts.dataDir}${staged}` });
     else
       findings.push({
         check: "sandbox",
         level: needsBwrap ? "error" : "warn",
-        message: `bubblewrap at ${bwrap} cannot start a sandbox: ${probe.reason}`,
-        fix: "Enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / AppArmor userns policy) or run as root.",
+        message: `bubblewrap at ${bwrap} cannot start a sandbox with the data dir ${opts.dataDir}: ${probe.reason}`,
+        fix: probe.blocker
+          ? `Move the data dir (--data-dir) out of ${probe.blocker}, or install util-linux (unshare, mount).`
+          : "Enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / AppArmor userns policy) or run as root.",
       });
   }
   if (sandboxUse && !needsBwrap) findings.push({ check: "sandbox", level: "warn", message: `sandbox.use is '${sandboxUse}': agent commands run on the host without isolation`, fix: "Set sandbox.use: bwrap to isolate them." });

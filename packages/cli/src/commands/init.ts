@@ -1,6 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { DEFAULT_TOOL_ENTRIES } from "../../../harness/src/agents/tool-assembly";
+import type { ToolConfigEntry } from "../../../harness/src/agents/tool-assembly";
 import { CONFIG_VERSION } from "../../../harness/src/config";
+import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "../../../harness/src/sandbox";
+import type { BwrapProbe } from "../../../harness/src/sandbox";
 import { COMMON_HELP, parseCommand, UsageError } from "../common";
 import { LineInput } from "../io";
 import type { Terminal } from "../io";
@@ -9,8 +13,12 @@ import type { Terminal } from "../io";
 export const INIT_HELP = `Usage: deerflow init [options]
 
 Setup wizard: choose a model provider, enter the API key (or base URL) and the
-sandbox mode. Writes config.yaml (which refers to the key as $VAR) and .env
-(which holds the key). Existing files are never overwritten without asking.
+sandbox mode. Writes config.yaml (which refers to the key as $VAR) with the
+standard tool set (web search/fetch, file tools, bash) and .env (which holds
+the key). Existing files are never overwritten without asking.
+
+The default sandbox is bwrap when bubblewrap can isolate commands on this
+machine with the data dir (it is tried for real), else local with bash off.
 
 Every question can be answered by a flag (for scripts) or from stdin, one line
 per question.
@@ -20,7 +28,7 @@ Options:
   --api-key KEY      API key (stored only in .env)
   --base-url URL     base URL (openai-compatible: e.g. http://localhost:11434/v1 for Ollama)
   --model ID         the provider's model id
-  --sandbox MODE     local (no isolation) | bwrap (bubblewrap isolation, Linux)
+  --sandbox MODE     local (no isolation, bash off) | bwrap (bubblewrap isolation, Linux)
   --dir DIR          where to write config.yaml and .env (default: the working directory)
   --yes              accept defaults for every unanswered question (never overwrites; see --force)
   --force            overwrite existing config.yaml / .env without asking
@@ -68,6 +76,29 @@ function yamlString(s: string): string {
   return JSON.stringify(s);
 }
 
+/** DeerFlow's tool groups (a custom agent's `tool_groups` selects among them). */
+export const INIT_TOOL_GROUPS = ["web", "file:read", "file:write", "bash", "browser"];
+
+/**
+ * The `tools:` entries `init` writes: the web tools, then the default sandbox
+ * tools (`bash` is dropped at run time when the sandbox does not allow it).
+ */
+export const INIT_TOOL_ENTRIES: readonly ToolConfigEntry[] = [
+  { name: "web_search", group: "web", use: "deerflow.community.ddg_search.tools:web_search_tool", max_results: 5 },
+  { name: "web_fetch", group: "web", use: "web:fetch" },
+  ...DEFAULT_TOOL_ENTRIES,
+];
+
+function renderTools(): string[] {
+  const lines = ["tool_groups:", ...INIT_TOOL_GROUPS.map((g) => `  - name: ${yamlString(g)}`), "", "tools:"];
+  for (const entry of INIT_TOOL_ENTRIES) {
+    const { name, group, use, ...extra } = entry;
+    lines.push(`  - name: ${name}`, `    group: ${yamlString(group ?? "")}`, `    use: ${yamlString(use)}`);
+    for (const [k, v] of Object.entries(extra)) lines.push(`    ${k}: ${JSON.stringify(v)}`);
+  }
+  return lines;
+}
+
 /** The config.yaml text the wizard writes (keys only as `$VAR` references). */
 export function renderConfig(a: InitAnswers): string {
   const p = PROVIDERS[a.provider];
@@ -85,7 +116,11 @@ export function renderConfig(a: InitAnswers): string {
     `    api_key: $${p.envVar}`,
   ];
   if (a.baseUrl) lines.push(`    base_url: ${yamlString(a.baseUrl)}`);
-  lines.push("", "sandbox:", `  use: ${yamlString(SANDBOXES[a.sandbox])}`, "");
+  lines.push("", ...renderTools(), "", "sandbox:", `  use: ${yamlString(SANDBOXES[a.sandbox])}`);
+  if (a.sandbox === "local") {
+    lines.push("  # The local sandbox does not isolate commands, so bash stays off. Use bwrap to get it.", "  allow_host_bash: false");
+  }
+  lines.push("");
   return lines.join("\n");
 }
 
@@ -97,6 +132,25 @@ export function mergeDotEnv(existing: string, key: string, value: string): strin
   if (i >= 0) lines[i] = line;
   else lines.push(line);
   return `${lines.join("\n")}\n`;
+}
+
+/** Whether bubblewrap can isolate commands here, tried against the data dir the agent will use. */
+export function probeInitSandbox(dataDir: string): BwrapProbe {
+  return probeBwrapDataDir({ baseDir: dataDir, runAs: sandboxRunAs(parseSandboxConfig({})) });
+}
+
+/** The notice printed after the sandbox choice (what the agent can do, and how to get bash). */
+export function sandboxNotice(sandbox: string, probe: BwrapProbe): string {
+  if (sandbox === "bwrap") {
+    return probe.ok
+      ? "Sandbox: bubblewrap isolates commands on this machine, so the agent has bash."
+      : `Sandbox: bwrap was chosen, but bubblewrap cannot isolate commands here yet: ${probe.reason}. Run \`deerflow doctor\` after fixing it.`;
+  }
+  const why = probe.ok ? "you chose local" : `bubblewrap cannot isolate commands here (${probe.reason})`;
+  return (
+    `Sandbox: local (${why}). Commands would run unisolated on this machine, so bash is OFF; the file tools work.\n` +
+    "  To get bash: install bubblewrap (apt-get install bubblewrap / dnf install bubblewrap), then run `deerflow init --sandbox bwrap --force`."
+  );
 }
 
 /** `deerflow init`. */
@@ -145,7 +199,9 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
     const model = await ask("Model", preset.model, values.model);
     const apiKey = await ask(preset.needsKey ? `API key (${preset.envVar})` : `API key (${preset.envVar}, optional)`, preset.needsKey ? undefined : "", values["api-key"]);
     if (preset.needsKey && !apiKey) throw new UsageError(`${preset.label} needs an API key (--api-key).`, "init");
-    const sandbox = await ask("Sandbox (local | bwrap)", "local", values.sandbox);
+    const dataDir = path.resolve(values["data-dir"] ?? path.join(path.dirname(configFile), ".deer-flow"));
+    const probe = probeInitSandbox(dataDir);
+    const sandbox = await ask("Sandbox (local | bwrap)", probe.ok ? "bwrap" : "local", values.sandbox);
     if (!SANDBOXES[sandbox]) throw new UsageError(`unknown sandbox mode '${sandbox}'; choose local or bwrap`, "init");
     const answers: InitAnswers = { provider, apiKey, baseUrl: baseUrl || undefined, model, sandbox };
 
@@ -166,7 +222,7 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
       writeFileSync(envFile, mergeDotEnv(existingEnv, preset.envVar, apiKey || (preset.needsKey ? "" : "not-needed")), { mode: 0o600 });
       term.line(`Wrote ${preset.envVar} to ${envFile}`);
     }
-    if (sandbox === "bwrap") term.line(term.style("gray", "bwrap isolation needs bubblewrap installed (apt-get install bubblewrap)."));
+    term.line(term.style(sandbox === "bwrap" && probe.ok ? "gray" : "yellow", sandboxNotice(sandbox, probe)));
     term.line("");
     term.line(`Next: ${term.style("bold", "deerflow doctor")} to check the setup, then ${term.style("bold", 'deerflow run "hello"')}.`);
     return wroteConfig || existsSync(configFile) ? 0 : 1;

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { DeerFlowClient } from "../../../harness/src/client";
 import type { ClientUsage } from "../../../harness/src/client";
+import type { UploadedFileInfo } from "../../../harness/src/uploads";
 import { resolveAgentFactory } from "../agent-source";
 import { producedArtifacts } from "../artifacts";
 import { COMMON_HELP, commonOptions, describeError, parseCommand, UsageError } from "../common";
@@ -18,6 +19,8 @@ Options:
   --thread ID        continue this thread (default: a new thread)
   --model NAME       model from config.yaml (default: the first model)
   --plan             plan mode (the agent keeps a todo list)
+  --subagents        let the agent delegate to parallel sub-agents ("ultra");
+                     their progress shows as nested lines
   --files A,B        upload these files to the thread first (comma-separated)
   --json             print one JSON event per line; the last line is
                      {"type":"end","thread_id","text","artifacts","usage"}
@@ -30,7 +33,7 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
   const { values, positionals } = parseCommand(
     "run",
     argv,
-    { thread: { type: "string" }, model: { type: "string" }, plan: { type: "boolean" }, files: { type: "string" }, json: { type: "boolean" } },
+    { thread: { type: "string" }, model: { type: "string" }, plan: { type: "boolean" }, subagents: { type: "boolean" }, files: { type: "string" }, json: { type: "boolean" } },
     true,
   );
   if (values.help) {
@@ -48,6 +51,7 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
     cwd: common.cwd,
     modelName: values.model,
     planMode: !!values.plan,
+    subagentEnabled: !!values.subagents,
     agentFactory: await resolveAgentFactory(),
   });
   const threadId = values.thread ?? randomUUID();
@@ -58,15 +62,16 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
   const renderer = new TurnRenderer(json ? quietTerminal(term) : term);
   let usage: ClientUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   try {
-    if (values.files) {
-      const files = values.files.split(",").map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(common.cwd, f));
-      const up = await client.uploadFiles(threadId, files);
-      if (json) emit({ type: "uploads", data: up });
-      else for (const f of up.files) term.line(term.style("gray", `Uploaded ${f.filename} → ${f.virtual_path}`));
-      if (!json && up.skipped_files.length) term.error(`Skipped files with unusable names: ${up.skipped_files.join(", ")}`);
-    }
+    const files = values.files ? values.files.split(",").map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(common.cwd, f)) : undefined;
     if (!json) term.line(term.style("gray", `thread ${threadId}`));
-    for await (const ev of client.stream(task, { threadId, signal: controller.signal })) {
+    for await (const ev of client.stream(task, { threadId, signal: controller.signal, files })) {
+      const data = ev.type === "custom" ? (ev.data as { type?: string; files?: UploadedFileInfo[]; skipped_files?: string[] }) : undefined;
+      if (data?.type === "uploads") {
+        if (json) emit({ type: "uploads", data });
+        else for (const f of data.files ?? []) term.line(term.style("gray", `Uploaded ${f.filename} → ${f.virtual_path}`));
+        if (!json && data.skipped_files?.length) term.error(`Skipped files with unusable names: ${data.skipped_files.join(", ")}`);
+        continue;
+      }
       if (ev.type === "end") {
         usage = ev.data.usage;
         if (ev.data.status === "cancelled") throw new Error("Run cancelled (Ctrl-C).");

@@ -2,7 +2,7 @@ import { runScriptedLLMServerCli } from "../../../harness/src/testing/scripted-h
 import type { Terminal } from "../io";
 
 /** Help of `deerflow scripted-llm`. */
-export const SCRIPTED_LLM_HELP = `Usage: deerflow scripted-llm [--port N] [--script steps.json] [--quiet]
+export const SCRIPTED_LLM_HELP = `Usage: deerflow scripted-llm [--port N] [--script steps.json | --demo] [--quiet]
 
 Start the scripted OpenAI-compatible (and Anthropic) HTTP server on 127.0.0.1.
 This is a TEST DOUBLE, not a model: it replays a script, or by default echoes
@@ -13,6 +13,8 @@ printed URL. Stop it with Ctrl-C.
 Options:
   --port N           port (default 8787; 0 picks a free port)
   --script FILE      JSON array of steps to replay
+  --demo             play the scripted demo task for every message: write a
+                     Markdown report to /mnt/user-data/outputs/, present it, answer
   --quiet            do not log requests
   -h, --help         show this help`;
 

@@ -1,61 +1,38 @@
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { SqliteCheckpointStore } from "../../../harness/src/checkpoints";
-import { leadAgentFactory } from "../../../harness/src/client";
-import type { AgentFactory } from "../../../harness/src/client";
-import { appConfigFromText, loadAppConfig } from "../../../harness/src/config";
-import { ConfigError } from "../../../harness/src/errors";
-import { startScriptedLLMServer } from "../../../harness/src/testing";
+import { resolveConfigPath } from "../../../harness/src/config";
 import type { AppConfig } from "../../../harness/src/config";
-import type { Agent } from "../../../harness/src/runtime";
+import { DeerFlowRuntime } from "../../../harness/src/deerflow-runtime";
 import { startServer } from "../../../server/src";
+import type { Gateway } from "../../../server/src";
 import { resolveAgentFactory } from "../agent-source";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
+import { startDemoModel } from "../demo/demo-config";
 import type { Terminal } from "../io";
+import { ensureWebBuild } from "../web-build";
 
 /** Help of `deerflow serve`. */
 export const SERVE_HELP = `Usage: deerflow serve [options]
 
 Start the DeerFlow gateway (LangGraph-compatible API + REST endpoints) and the
-web UI when it has been built. Prints the URL when ready; Ctrl-C stops it.
+web UI. The UI is built on the first start when its sources are present (else
+/ says what to run). Prints the URL when ready; Ctrl-C stops it.
 
 Options:
   --port N           port (default 2026)
   --demo             when no config.yaml is found, start with the scripted demo
-                     model (a test double that echoes, not an LLM) instead of failing
+                     model (a test double, not an LLM: for every message it writes
+                     and presents a small report) instead of failing
+  --no-web-build     do not build the web UI on start (also DEERFLOW_SKIP_WEB_BUILD=1)
   --host HOST        interface to bind (default 127.0.0.1; use 0.0.0.0 to expose)
 ${COMMON_HELP}`;
 
-/** Adapt the client's agent factory to the gateway's per-run factory (agents cached per runtime config). */
-export function gatewayAgentFactory(
-  factory: AgentFactory,
-  base: { appConfig: AppConfig | undefined; checkpointer: SqliteCheckpointStore; dataDir: string },
-): (run: { configurable: Record<string, unknown>; context: Record<string, unknown> }) => Promise<Agent> {
-  const cache = new Map<string, Promise<Agent>>();
-  return (run) => {
-    const c = { ...run.configurable, ...run.context };
-    const runtimeConfig = {
-      model_name: (c.model_name ?? c.model) as string | undefined,
-      thinking_enabled: c.thinking_enabled === undefined ? true : !!c.thinking_enabled,
-      is_plan_mode: !!c.is_plan_mode,
-      subagent_enabled: !!c.subagent_enabled,
-      agent_name: c.agent_name as string | undefined,
-    };
-    const userId = typeof c.user_id === "string" ? c.user_id : "default";
-    const key = JSON.stringify([runtimeConfig, userId]);
-    let agent = cache.get(key);
-    if (!agent) {
-      agent = Promise.resolve(factory({ ...base, runtimeConfig, userId }));
-      cache.set(key, agent);
-      agent.catch(() => cache.delete(key));
-    }
-    return agent;
-  };
-}
-
 /** `deerflow serve`: returns null while serving. */
 export async function serveCommand(argv: string[], term: Terminal): Promise<number | null> {
-  const { values } = parseCommand("serve", argv, { port: { type: "string" }, host: { type: "string" }, demo: { type: "boolean" } });
+  const { values } = parseCommand("serve", argv, {
+    port: { type: "string" },
+    host: { type: "string" },
+    demo: { type: "boolean" },
+    "no-web-build": { type: "boolean" },
+  });
   if (values.help) {
     term.line(SERVE_HELP);
     return 0;
@@ -64,45 +41,62 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer 0-65535, got '${values.port}'`, "serve");
   const common = commonOptions(values);
   const injected = await resolveAgentFactory();
-  let appConfig: AppConfig | undefined;
-  let demo: { close(): Promise<void> } | undefined;
-  try {
-    appConfig = loadAppConfig({ path: common.configPath, cwd: common.cwd }).config;
-  } catch (err) {
-    if (values.demo && !common.configPath && err instanceof ConfigError && err.code === "config_not_found") {
-      const llm = await startScriptedLLMServer({ onExhausted: "echo" });
-      demo = llm;
-      appConfig = appConfigFromText(
-        [
-          "models:",
-          `  - { name: demo, display_name: "Demo (scripted test model)", use: openai-compatible, model: scripted, base_url: "${llm.url}/v1", api_key: demo }`,
-        ].join("\n"),
-      ).config;
-      term.line("No config.yaml found: starting in DEMO mode with the scripted test model (it echoes; it is not an LLM).");
-      term.line("Run `npx deerflow init` to configure a real provider.");
-    } else if (!injected) throw err;
+  let config: AppConfig | undefined;
+  let demo: Awaited<ReturnType<typeof startDemoModel>> | undefined;
+  if (values.demo && !common.configPath && !injected && !findConfig(common.cwd)) {
+    demo = await startDemoModel();
+    config = demo.config;
+    term.line("No config.yaml found: starting in DEMO mode with the scripted demo model (a test double, not an LLM).");
+    term.line("For any message it walks through a scripted task: it writes and presents a small report.");
+    term.line(`Run \`${demo.configureCommand}\` to configure a real provider.`);
   }
-  mkdirSync(path.join(common.dataDir, "data"), { recursive: true });
-  const checkpointer = new SqliteCheckpointStore(path.join(common.dataDir, "data", "deerflow.db"));
-  const { gateway, url } = await startServer({
-    agentFactory: gatewayAgentFactory(injected ?? leadAgentFactory, { appConfig, checkpointer, dataDir: common.dataDir }),
-    checkpointer,
+  if (!values["no-web-build"] && process.env.DEERFLOW_SKIP_WEB_BUILD !== "1") {
+    const web = await ensureWebBuild({ log: (l) => term.line(l) });
+    if (!web.ready) term.error(`Web UI unavailable: ${web.reason}. The API works; / says how to build the UI.`);
+  }
+  // One runtime for the whole server: config (re-read when config.yaml or extensions_config.json changes),
+  // checkpointer, stores, sandbox, agents. Closed on shutdown, which also releases sandboxes.
+  const runtime = await DeerFlowRuntime.open({
+    configPath: common.configPath,
+    cwd: common.cwd,
+    config,
     dataDir: common.dataDir,
-    models: (appConfig?.models ?? []) as Array<Record<string, unknown>>,
-    tokenUsageEnabled: appConfig?.token_usage?.enabled !== false,
-    uploads: appConfig?.uploads,
-    port,
-    host: values.host ?? "127.0.0.1",
-    quiet: true,
+    agentFactory: injected,
+    log: (m) => term.error(m),
   });
+  let gateway: Gateway;
+  let url: string;
+  try {
+    ({ gateway, url } = await startServer({
+      runtime,
+      port,
+      host: values.host ?? "127.0.0.1",
+      quiet: true,
+      demoMode: demo ? { configureCommand: demo.configureCommand } : null,
+    }));
+  } catch (err) {
+    await runtime.close();
+    await demo?.close();
+    throw err;
+  }
   term.line(`DeerFlow is running at ${url}`);
   const stop = async () => {
-    await gateway.close?.();
-    await checkpointer.close();
+    await gateway.close();
+    await runtime.close();
     await demo?.close();
     process.exit(0);
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   return null;
+}
+
+/** Whether a config.yaml would be found from `cwd` (the normal lookup order). */
+function findConfig(cwd: string): boolean {
+  try {
+    resolveConfigPath({ cwd });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -12,8 +12,10 @@ import type { ToolDefinition } from "../tools";
 import {
   createClarificationMiddleware,
   createDanglingToolCallMiddleware,
+  createDurableContextMiddleware,
   createLoopDetectionMiddleware,
   createSandboxMiddleware,
+  createSubagentLimitMiddleware,
   createThreadDataMiddleware,
   createTitleMiddleware,
   createTodoMiddleware,
@@ -24,6 +26,7 @@ import {
 } from "../middlewares";
 import { askClarificationTool, createViewImageTool } from "../builtins";
 import { buildSystemPrompt } from "./prompt";
+import { createChildAgentFactory, createTaskTool, SubagentRegistry } from "../subagents";
 
 /**
  * DeerFlow's `RuntimeFeatures`: `true` enables the built-in middleware, a
@@ -116,12 +119,12 @@ export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = 
   if ((options.features?.summarization as unknown) === true) throw new ValidationError("features.summarization needs a middleware instance (createSummarizationMiddleware(...))");
   if ((options.features?.guardrail as unknown) === true) throw new ValidationError("features.guardrail needs a middleware instance (createGuardrailMiddleware({provider}))");
   if (f.memory === true) throw new ValidationError("features.memory: the built-in memory middleware is not available yet; pass a middleware instance");
-  if (f.subagent === true) throw new ValidationError("features.subagent: the built-in task tool is not available yet; pass a middleware instance");
   const baseDir = resolve(options.baseDir ?? process.env.DEER_FLOW_HOME ?? ".deer-flow");
   const pick = (flag: boolean | AgentMiddleware | undefined, make: () => AgentMiddleware): AgentMiddleware | undefined =>
     flag === true ? make() : flag && typeof flag === "object" ? flag : undefined;
 
   const featureTools: ToolDefinition[] = [];
+  let registry: SubagentRegistry | undefined;
   let chain: AgentMiddleware[];
   if (options.middleware) {
     chain = [...options.middleware];
@@ -147,7 +150,32 @@ export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = 
     const vision = pick(f.vision, () => createViewImageMiddleware({ supportsVision: true }));
     add(vision);
     if (f.vision === true && provider) featureTools.push(createViewImageTool({ provider }));
-    add(f.subagent && typeof f.subagent === "object" ? f.subagent : undefined);
+    if (f.subagent === true) {
+      // The built-in task tool: children run on the same model with the sandbox rows and a fresh LoopDetection.
+      registry = new SubagentRegistry({ bashAllowed: !!provider && provider.kind !== "local" });
+      const childProvider = provider;
+      featureTools.push(
+        createTaskTool({
+          registry,
+          parentTools: () => allTools,
+          parentModelName: model.modelName,
+          createChildAgent: createChildAgentFactory({
+            resolveModel: () => model,
+            middleware: () => [
+              ...(childProvider ? [createThreadDataMiddleware({ base_dir: baseDir }), createSandboxMiddleware({ provider: childProvider })] : []),
+              createDanglingToolCallMiddleware(),
+              createToolErrorHandlingMiddleware(),
+              ...(f.loop_detection === false ? [] : [createLoopDetectionMiddleware()]),
+            ],
+          }),
+          sandboxProvider: childProvider,
+        }),
+      );
+      add(createDurableContextMiddleware());
+      add(createSubagentLimitMiddleware());
+    } else {
+      add(f.subagent && typeof f.subagent === "object" ? f.subagent : undefined);
+    }
     add(pick(f.loop_detection, () => createLoopDetectionMiddleware()));
     add(pick(f.token_budget, () => createTokenBudgetMiddleware({ enabled: true })));
     add(createClarificationMiddleware());
@@ -160,7 +188,12 @@ export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = 
     model,
     tools: allTools,
     middleware: chain as AgentMiddleware<ThreadState>[],
-    systemPrompt: options.systemPrompt ?? buildSystemPrompt({ clarification: allTools.some((t) => t.name === "ask_clarification") }),
+    systemPrompt:
+      options.systemPrompt ??
+      buildSystemPrompt({
+        clarification: allTools.some((t) => t.name === "ask_clarification"),
+        subagents: registry && { enabled: true, maxConcurrent: 3, maxTotal: 6, available: registry.available().map((t) => ({ name: t.name, description: t.description })) },
+      }),
     stateSchema: mergeSchemas(threadStateSchema, options.stateSchema),
     checkpointer: options.checkpointer,
     name: options.name ?? "default",

@@ -1,15 +1,31 @@
 export { buildSystemPrompt, escapePromptData } from "./prompt";
 export type { PromptMount, PromptSkill, SystemPromptOptions } from "./prompt";
-export { readRuntimeOptions } from "./runtime-options";
+export { readRuntimeOptions, runSettings } from "./runtime-options";
 export type { LeadRuntimeOptions } from "./runtime-options";
-export { assembleConfiguredTools, builtinToolUses, dedupeTools } from "./tool-assembly";
+export { assembleConfiguredTools, builtinToolUses, dedupeTools, DEFAULT_TOOL_ENTRIES, toolEntriesOrDefault } from "./tool-assembly";
 export type { AssembleToolsOptions, ToolConfigEntry } from "./tool-assembly";
-export { loadCustomAgent } from "./custom-agent";
-export type { CustomAgentConfig } from "./custom-agent";
+export {
+  AGENT_NAME_PATTERN,
+  SOUL_FILENAME,
+  createCustomAgent,
+  customAgentExists,
+  customAgentSignature,
+  deleteCustomAgent,
+  isLegacyOnlyAgent,
+  listCustomAgents,
+  loadCustomAgent,
+  normalizeAgentName,
+  unmanagedAgentFields,
+  updateCustomAgent,
+  userAgentDir,
+} from "./custom-agent";
+export type { AgentDeleteOutcome, CustomAgentConfig, CustomAgentDocument } from "./custom-agent";
+export { SETUP_AGENT_TOOL_NAME, UPDATE_AGENT_TOOL_NAME, createSetupAgentTool, createUpdateAgentTool } from "./agent-tools";
+export type { AgentToolsOptions } from "./agent-tools";
 export { resolveGuardrailProvider } from "./guardrail-provider";
 export { buildLeadMiddlewares, createSharedLeadMiddlewares } from "./lead-middlewares";
 export type { LeadMiddlewareInputs, SharedLeadMiddlewares } from "./lead-middlewares";
 export { createLeadAgentFactory } from "./lead-agent";
-export type { ConfigSource, LeadAgent, LeadAgentFactory, LeadAgentFactoryOptions, LeadRuntimeConfig } from "./lead-agent";
+export type { ConfigSource, LeadAgent, LeadAgentExtensions, LeadAgentFactory, LeadAgentFactoryOptions } from "./lead-agent";
 export { createDeerflowAgent } from "./factory";
 export type { CreateDeerflowAgentOptions, ExtraMiddleware, RuntimeFeatures } from "./factory";

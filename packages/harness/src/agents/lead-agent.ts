@@ -20,20 +20,36 @@ import {
   createViewImageTool,
   withoutClarificationTool,
 } from "../builtins";
-import { assembleConfiguredTools, dedupeTools } from "./tool-assembly";
+import { assembleConfiguredTools, dedupeTools, toolEntriesOrDefault } from "./tool-assembly";
 import type { ToolConfigEntry } from "./tool-assembly";
 import { buildLeadMiddlewares, createSharedLeadMiddlewares } from "./lead-middlewares";
 import type { SharedLeadMiddlewares } from "./lead-middlewares";
 import { buildSystemPrompt } from "./prompt";
+import { createSetupAgentTool, createUpdateAgentTool } from "./agent-tools";
 import { loadCustomAgent } from "./custom-agent";
 import type { CustomAgentConfig } from "./custom-agent";
-import { readRuntimeOptions } from "./runtime-options";
+import { runSettings } from "./runtime-options";
+import { createLeadSubagents } from "../subagents";
+import type { LeadRuntimeOptions } from "./runtime-options";
+import type { SkillRegistry } from "../skills";
 
 /** Where the app config comes from: a fixed object, a hot-reloading manager, or a getter. */
 export type ConfigSource = AppConfig | ConfigManager | (() => AppConfig);
 
+/**
+ * Services of subsystems that shape the lead agent (tools, prompt sections,
+ * middlewares). Each subsystem adds ONE optional, typed field here and reads
+ * it in {@link createLeadAgentFactory}; the runtime fills them when it opens.
+ */
+export interface LeadAgentExtensions {
+  /** Skills: the prompt's skill list and the SkillActivation / SkillToolPolicy middlewares. */
+  skills?: SkillRegistry;
+}
+
 /** Dependencies shared by every lead agent a process builds. */
 export interface LeadAgentFactoryOptions {
+  /** Subsystem services (see {@link LeadAgentExtensions}); read on every build, so late attachment works. */
+  extensions?: LeadAgentExtensions;
   config: ConfigSource;
   /** Runtime home (`DEER_FLOW_HOME`, default `.deer-flow`). */
   baseDir?: string;
@@ -51,12 +67,6 @@ export interface LeadAgentFactoryOptions {
   warn?(message: string): void;
 }
 
-/** The runtime part of a request: LangGraph's `config.configurable` and `context`. */
-export interface LeadRuntimeConfig {
-  configurable?: Record<string, unknown>;
-  context?: Record<string, unknown>;
-}
-
 /** A lead agent plus what DeerFlow records in `config.metadata`. */
 export interface LeadAgent extends Agent<ThreadState> {
   readonly metadata: {
@@ -72,7 +82,12 @@ export interface LeadAgent extends Agent<ThreadState> {
 
 /** Builds lead agents per run (DeerFlow's `make_lead_agent`), sharing stateful parts across runs. */
 export interface LeadAgentFactory {
-  makeLeadAgent(runtime?: LeadRuntimeConfig): LeadAgent;
+  /**
+   * Build the lead agent for parsed run settings ({@link readRuntimeOptions}
+   * or {@link runSettings}). Async: tools from extensions (MCP servers) are
+   * loaded while building.
+   */
+  makeLeadAgent(settings?: Partial<LeadRuntimeOptions>): Promise<LeadAgent>;
   /** The current app config. */
   config(): AppConfig;
   readonly sandboxProvider: SandboxProvider;
@@ -88,9 +103,9 @@ function configGetter(source: ConfigSource): () => AppConfig {
 }
 
 /**
- * Create the per-process lead agent factory. `makeLeadAgent(runtime)` reads
- * DeerFlow's runtime keys (`configurable` overlaid by `context`), resolves
- * the model, assembles tools, the middleware chain and the static prompt.
+ * Create the per-process lead agent factory. `makeLeadAgent(settings)`
+ * resolves the model, assembles tools, the middleware chain and the static
+ * prompt for one run's settings.
  */
 export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAgentFactory {
   const getConfig = configGetter(options.config);
@@ -110,11 +125,12 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     return s;
   };
 
-  function makeLeadAgent(runtime: LeadRuntimeConfig = {}): LeadAgent {
+  async function makeLeadAgent(settings: Partial<LeadRuntimeOptions> = {}): Promise<LeadAgent> {
     const config = getConfig();
-    const opts = readRuntimeOptions(runtime.configurable, runtime.context);
+    const opts = runSettings(settings);
     let custom: CustomAgentConfig | undefined;
-    if (opts.agentName) custom = loadCustomAgent(baseDir, opts.userId, opts.agentName);
+    // a bootstrap run creates the agent it names: there is nothing to load yet
+    if (opts.agentName && !opts.isBootstrap) custom = loadCustomAgent(baseDir, opts.userId, opts.agentName);
     // Undefined = DeerFlow's default (on, silently off for models without supports_thinking).
     const thinkingEnabled = opts.thinkingEnabled ?? custom?.thinking_enabled ?? undefined;
     const reasoningEffort = opts.reasoningEffort ?? custom?.reasoning_effort ?? undefined;
@@ -128,7 +144,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     const sandboxConfig = parseSandboxConfig(config.sandbox);
     const bashAllowed = sandboxProvider.kind !== "local" || sandboxConfig.allow_host_bash;
     const sandboxOpts = { provider: sandboxProvider, config: sandboxConfig };
-    const configured = assembleConfiguredTools((config.tools ?? []) as ToolConfigEntry[], {
+    const configured = assembleConfiguredTools(toolEntriesOrDefault(config.tools as ToolConfigEntry[] | undefined), {
       sandbox: sandboxOpts,
       groups: custom?.tool_groups ?? null,
       bashAllowed,
@@ -136,9 +152,17 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     });
     const builtins: ToolDefinition[] = [createPresentFilesTool({ provider: sandboxProvider }), askClarificationTool, createListUploadedFilesTool({ provider: sandboxProvider })];
     if (created.config.supportsVision) builtins.push(createViewImageTool({ provider: sandboxProvider }));
+    const agentToolOptions = { baseDir, modelNames: () => (getConfig().models ?? []).map((m) => String((m as { name?: unknown }).name)) };
+    if (opts.isBootstrap) builtins.push(createSetupAgentTool(agentToolOptions));
+    else if (custom) builtins.push(createUpdateAgentTool(agentToolOptions));
     const tools = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...(options.extraTools ?? [])], warn), opts.nonInteractive);
-    const middleware = buildLeadMiddlewares({
+    // Which skills this agent may see: bootstrap only while creating an agent, else the custom agent's list (null = all).
+    const skillAllowlist = opts.isBootstrap ? ["bootstrap"] : (custom?.skills ?? null);
+    const skillRegistry = options.extensions?.skills;
+    const chainInputs = {
       config,
+      skills: skillRegistry,
+      agentSkills: skillAllowlist,
       baseDir,
       provider: sandboxProvider,
       shared: sharedFor(config),
@@ -149,14 +173,41 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
       resolveModel,
       memoryProvider: options.memoryProvider,
       custom: options.customMiddleware,
-    });
+    };
+    // Sub-agents ("ultra" mode): the task tool, its prompt section and SubagentLimit. A child runs this
+    // chain in sub-agent form on its own model (`inherit` = this one; thinking stays allowed).
+    const subagents = opts.subagentEnabled
+      ? createLeadSubagents({
+          config,
+          maxConcurrent: opts.maxConcurrentSubagents,
+          maxTotal: opts.maxTotalSubagents,
+          parentModelName: created.config.name,
+          parentTools: () => tools,
+          bashAllowed,
+          sandboxProvider,
+          resolveModel: (name) =>
+            !name || name === created.config.name ? created.model : modelFactory(config, name, { thinkingEnabled, reasoningEffort: reasoningEffort ?? undefined } as CreateChatModelOptions).model,
+          childMiddleware: (spec) => buildLeadMiddlewares({ ...chainInputs, custom: undefined, subagent: true, subagentTokenBudget: spec.config.tokenBudget }),
+        })
+      : undefined;
+    if (subagents) tools.push(subagents.task);
+    const middleware = buildLeadMiddlewares({ ...chainInputs, subagentLimit: subagents?.limit });
+    const skillSet = skillRegistry
+      ? await skillRegistry.promptSkills(opts.userId, skillAllowlist).catch((err: unknown) => {
+          warn(`skills could not be listed for the prompt: ${(err as Error).message}`);
+          return undefined;
+        })
+      : undefined;
     const systemPrompt = buildSystemPrompt({
+      skills: skillSet?.skills,
+      disabledSkills: skillSet?.disabledSkills,
       agentName: custom?.name,
       soul: custom?.soul ?? undefined,
       isCustomAgent: !!custom,
       clarification: tools.some((t) => t.name === "ask_clarification"),
       bashAvailable: tools.some((t) => t.name === "bash"),
       mounts: sandboxConfig.mounts.map((m) => ({ containerPath: m.container_path, readOnly: m.read_only })),
+      subagents: subagents?.prompt,
     });
     const agent = createAgent<ThreadState>({
       model: created.model,

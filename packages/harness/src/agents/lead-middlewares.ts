@@ -5,6 +5,7 @@ import type { SandboxProvider } from "../sandbox";
 import {
   createClarificationMiddleware,
   createDanglingToolCallMiddleware,
+  createDurableContextMiddleware,
   createDynamicContextMiddleware,
   createGuardrailMiddleware,
   createInputSanitizationMiddleware,
@@ -15,6 +16,7 @@ import {
   createSafetyFinishReasonMiddleware,
   createSandboxAuditMiddleware,
   createSandboxMiddleware,
+  createSubagentLimitMiddleware,
   createSummarizationMiddleware,
   createSystemMessageCoalescingMiddleware,
   createTerminalResponseMiddleware,
@@ -30,6 +32,9 @@ import {
   createViewImageMiddleware,
 } from "../middlewares";
 import type { MemoryProvider } from "../middlewares";
+import { createSkillActivationMiddleware } from "../middlewares/skill-activation";
+import { createSkillToolPolicyMiddleware } from "../middlewares/skill-tool-policy";
+import type { SkillLookup } from "../skills";
 import { resolveGuardrailProvider } from "./guardrail-provider";
 
 /** A config section without null/undefined values (so middleware option defaults apply). */
@@ -71,12 +76,19 @@ export interface LeadMiddlewareInputs {
   custom?: AgentMiddleware[];
   /** Sub-agents run the chain without Uploads, Title, Todo, Clarification. */
   subagent?: boolean;
+  /** SubagentLimit (row 27) for a lead with `subagent_enabled`: task calls kept per response and per run. */
+  subagentLimit?: { maxConcurrent: number; maxTotal: number };
+  /** A sub-agent's token budget overrides (`subagents.token_budget` / `subagents.agents.<name>.token_budget`). */
+  subagentTokenBudget?: Record<string, unknown> | null;
+  /** The skill registry: SkillActivation and SkillToolPolicy (rows 15–16) run when it is given. */
+  skills?: SkillLookup;
+  /** Skills this agent may use (a custom agent's `skills`; null = all). */
+  agentSkills?: string[] | null;
 }
 
 /**
  * DeerFlow's lead middleware chain, in the exact order of inventory §3.
- * Slots that later issues fill (SkillActivation, SkillToolPolicy,
- * DurableContext, Memory, McpRouting, DeferredToolFilter, SubagentLimit,
+ * Slots that later issues fill (DurableContext, Memory, McpRouting, DeferredToolFilter, SubagentLimit,
  * ToolProgress) are absent, not stubbed.
  */
 export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[] {
@@ -114,6 +126,11 @@ export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[]
         memoryProvider: i.memoryProvider,
       }),
   ); // 14
+  if (i.skills) {
+    add(createSkillActivationMiddleware({ registry: i.skills, agentSkills: i.agentSkills })); // 15
+    add(createSkillToolPolicyMiddleware({ registry: i.skills, agentSkills: i.agentSkills })); // 16
+  }
+  add(createDurableContextMiddleware()); // 17: delegation ledger capture + <durable_context_data>
   if (c.summarization?.enabled) {
     add(
       createSummarizationMiddleware({
@@ -128,8 +145,15 @@ export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[]
   add(!i.subagent && c.title?.enabled !== false && createTitleMiddleware({ ...section<object>(c.title), resolveModel: i.resolveModel } as never)); // 21
   add(i.supportsVision && createViewImageMiddleware({ supportsVision: true })); // 23
   add(createSystemMessageCoalescingMiddleware()); // 26
-  add(c.loop_detection?.enabled !== false && i.shared.loopDetection); // 28
-  add(c.token_budget?.enabled === true && createTokenBudgetMiddleware(section(c.token_budget))); // 29
+  add(!i.subagent && i.subagentLimit && createSubagentLimitMiddleware({ max_concurrent: i.subagentLimit.maxConcurrent, max_total: i.subagentLimit.maxTotal })); // 27
+  // A sub-agent runs on its parent's thread id: a fresh LoopDetection keeps its tool-call history apart from the lead's.
+  add(c.loop_detection?.enabled !== false && (i.subagent ? createLoopDetectionMiddleware(section(c.loop_detection)) : i.shared.loopDetection)); // 28
+  if (i.subagent) {
+    // DeerFlow's sub-agent token budget is on by default: 1M tokens with summarization, else 2M, warning at 70%.
+    add(createTokenBudgetMiddleware({ enabled: true, max_tokens: c.summarization?.enabled ? 1_000_000 : 2_000_000, warn_threshold: 0.7, ...section(i.subagentTokenBudget) }));
+  } else {
+    add(c.token_budget?.enabled === true && createTokenBudgetMiddleware(section(c.token_budget))); // 29
+  }
   for (const mw of i.custom ?? []) add(mw); // 30
   add(createTerminalResponseMiddleware()); // 32
   add(createModelLengthFinishReasonMiddleware()); // 33

@@ -104,6 +104,8 @@ function subagentSection(s: NonNullable<SystemPromptOptions["subagents"]>): stri
 You can delegate work to sub-agents with the \`task\` tool. ${parallel}
 Limits: max ${n} \`task\` calls per response and max ${s.maxTotal} per run; excess calls are discarded.
 Do not delegate trivial or strictly sequential steps — do those yourself. After results return, synthesize them into one answer.
+Give parallel sub-agents different output paths; they share the thread's workspace. Use \`context_mode: "snapshot"\` only when the sub-agent must understand this conversation (corrections, failed attempts); the default \`isolated\` sends just the task.
+When a deliverable can be checked mechanically, pass \`acceptance_criteria\` (\`file:<path> exists|non-empty|json-valid|csv-columns:<a,b>\`, \`file_written:<path>\`, \`tests_passed:<command>\`). A completed task's result ends with an acceptance checklist: a \`completed\` status does not mean the criteria hold. Repair what "does not hold" (yourself or with a new, narrower task), verify what is "UNVERIFIED" before relying on it, and reuse what "holds" instead of redoing it.
 Available sub-agent types:
 ${types}
 </subagent_system>`;

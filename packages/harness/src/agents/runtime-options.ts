@@ -12,6 +12,8 @@ export interface LeadRuntimeOptions {
   maxConcurrentSubagents: number;
   maxTotalSubagents?: number;
   agentName?: string;
+  /** Agent-creation flow: skills restricted to `bootstrap`, `setup_agent` offered. */
+  isBootstrap: boolean;
   nonInteractive: boolean;
   disableClarification: boolean;
   threadId?: string;
@@ -43,6 +45,8 @@ function int(v: unknown, key: string): number | undefined {
 /**
  * Merge `configurable` with `context` (context wins) and read DeerFlow's
  * runtime keys. Key presence counts: `thinking_enabled: false` is honoured.
+ * This is the one place run settings are parsed: gateway, client and CLI call
+ * it at their edge and pass the result on unchanged.
  */
 export function readRuntimeOptions(configurable: Record<string, unknown> = {}, context: Record<string, unknown> = {}): LeadRuntimeOptions {
   const merged: Record<string, unknown> = { ...configurable, ...context };
@@ -67,10 +71,16 @@ export function readRuntimeOptions(configurable: Record<string, unknown> = {}, c
     maxConcurrentSubagents: clamp(maxConc ?? 3, 1, 4),
     maxTotalSubagents: maxTotal === undefined ? undefined : clamp(maxTotal, 1, 50),
     agentName: agentName || undefined,
+    isBootstrap: bool(merged.is_bootstrap, "is_bootstrap") ?? false,
     nonInteractive: bool(merged.non_interactive, "non_interactive") ?? false,
     disableClarification: bool(merged.disable_clarification, "disable_clarification") ?? false,
     threadId: merged.thread_id as string | undefined,
     runId: merged.run_id as string | undefined,
     userId: (merged.user_id as string | undefined) || "default",
   };
+}
+
+/** Run settings from already-typed values (embedded use, tests): defaults for everything not given. */
+export function runSettings(partial: Partial<LeadRuntimeOptions> = {}): LeadRuntimeOptions {
+  return { ...readRuntimeOptions(), ...Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) };
 }

@@ -10,6 +10,8 @@ import {
 } from "../builtins/sandbox-tools";
 import type { SandboxToolOptions } from "../builtins/sandbox-tools";
 import type { ToolDefinition } from "../tools";
+import { resolveWebToolEntry, webToolUses } from "../web";
+import type { WebToolContext } from "../web";
 
 /** A `tools:` entry of config.yaml. */
 export interface ToolConfigEntry {
@@ -35,6 +37,7 @@ const SANDBOX_FACTORIES: Record<string, Factory> = {
 export function builtinToolUses(): string[] {
   const out: string[] = [];
   for (const name of Object.keys(SANDBOX_FACTORIES)) out.push(`deerflow.sandbox.tools:${name}_tool`, `sandbox:${name}`);
+  out.push(...webToolUses());
   return out.sort();
 }
 
@@ -54,6 +57,8 @@ export interface AssembleToolsOptions {
   /** Whether bash may run (false for the local provider without `allow_host_bash`). */
   bashAllowed: boolean;
   warn(message: string): void;
+  /** Code-only seams of the web tools (a DNS resolver for tests); never read from config. */
+  web?: Omit<WebToolContext, "warn">;
 }
 
 /**
@@ -76,6 +81,11 @@ export function assembleConfiguredTools(entries: readonly ToolConfigEntry[], opt
         options.warn(`tools[${i}]: configured name '${entry.name}' differs from the tool's own name '${def.name}'; using '${def.name}'`);
       }
       out.push(def);
+      return;
+    }
+    const webTool = resolveWebToolEntry(entry, i, { ...options.web, warn: options.warn });
+    if (webTool) {
+      out.push(webTool);
       return;
     }
     if (KNOWN_COMMUNITY.test(entry.use)) {
@@ -103,4 +113,29 @@ export function dedupeTools(tools: readonly ToolDefinition[], warn: (m: string) 
     out.push(t);
   }
   return out;
+}
+
+/**
+ * The sandbox tool set a config gets when its `tools:` key is ABSENT:
+ * DeerFlow's standard entries for `ls`, `read_file`, `glob`, `grep`
+ * (group `file:read`), `write_file`, `str_replace` (`file:write`) and `bash`
+ * (`bash`, still dropped when bash is not allowed). An explicit `tools: []`
+ * means no configured tools at all. Web tools are not defaults: they reach
+ * the network, which a config must opt into.
+ */
+export const DEFAULT_TOOL_ENTRIES: readonly ToolConfigEntry[] = Object.freeze(
+  [
+    { name: "ls", group: "file:read", use: "deerflow.sandbox.tools:ls_tool" },
+    { name: "read_file", group: "file:read", use: "deerflow.sandbox.tools:read_file_tool" },
+    { name: "glob", group: "file:read", use: "deerflow.sandbox.tools:glob_tool", max_results: 200 },
+    { name: "grep", group: "file:read", use: "deerflow.sandbox.tools:grep_tool", max_results: 100 },
+    { name: "write_file", group: "file:write", use: "deerflow.sandbox.tools:write_file_tool" },
+    { name: "str_replace", group: "file:write", use: "deerflow.sandbox.tools:str_replace_tool" },
+    { name: "bash", group: "bash", use: "deerflow.sandbox.tools:bash_tool" },
+  ].map((e) => Object.freeze(e)),
+);
+
+/** The `tools:` entries to assemble: the configured list, or {@link DEFAULT_TOOL_ENTRIES} when the key is absent (undefined/null). */
+export function toolEntriesOrDefault(tools: readonly ToolConfigEntry[] | null | undefined): readonly ToolConfigEntry[] {
+  return tools ?? DEFAULT_TOOL_ENTRIES;
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { CheckpointError } from "../errors";
 import type { AgentState } from "../state";
 import { applyDelta, diffState } from "./delta";
@@ -17,9 +17,23 @@ export interface CheckpointerOptions {
   cacheSize?: number;
 }
 
-/** A new time-ordered checkpoint id (sortable: epoch-ms hex + random). */
+/** 100-ns intervals between the Gregorian epoch (1582-10-15) and the Unix epoch. */
+const GREGORIAN_OFFSET = 0x01b21dd213814000n;
+let lastTicks = 0n;
+
+/**
+ * A new checkpoint id: a UUID v6 like LangGraph's, whose hex form sorts by
+ * creation time. Ids made in the same 100 ns tick are bumped so they stay
+ * strictly increasing within the process.
+ */
 export function newCheckpointId(): string {
-  return `${Date.now().toString(16).padStart(12, "0")}-${randomUUID()}`;
+  let ticks = BigInt(Date.now()) * 10_000n + GREGORIAN_OFFSET;
+  if (ticks <= lastTicks) ticks = lastTicks + 1n;
+  lastTicks = ticks;
+  const rnd = randomBytes(8);
+  const hex = (v: bigint, n: number) => v.toString(16).padStart(n, "0");
+  const clockSeq = (0x8000 | (rnd.readUInt16BE(0) & 0x3fff)).toString(16);
+  return `${hex(ticks >> 28n, 8)}-${hex((ticks >> 12n) & 0xffffn, 4)}-6${hex(ticks & 0xfffn, 3)}-${clockSeq}-${rnd.subarray(2).toString("hex")}`;
 }
 
 /**

@@ -1,25 +1,24 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { MemoryCheckpointStore, SqliteCheckpointStore } from "../checkpoints";
-import type { Checkpointer, CheckpointStore } from "../checkpoints";
-import { loadAppConfig, silentConfigLogger } from "../config";
+import { readRuntimeOptions } from "../agents";
+import { ConfigManager, silentConfigLogger } from "../config";
 import type { AppConfig } from "../config";
+import { DeerFlowRuntime } from "../deerflow-runtime";
+import type { RunSettings } from "../deerflow-runtime";
 import { ConfigError, DeerFlowError } from "../errors";
 import { humanMessage } from "../messages";
 import type { Message } from "../messages";
-import { createMemoryStores, emptyUsage, messagesChangedByRun, openSqliteStores, persistenceDbPath, runUsageFromMessages } from "../persistence";
+import { emptyUsage } from "../persistence";
 import type { PersistenceStores, RunRecordStatus } from "../persistence";
 import { assertThreadId, isAbortError } from "../runtime";
 import type { Agent, RunResult } from "../runtime";
 import { DEFAULT_LOCAL_USER, readArtifact, threadPaths, UploadError, UploadManager } from "../uploads";
 import type { ThreadPaths, UploadDeleteResponse, UploadListResponse, UploadResponse } from "../uploads";
-import { leadAgentFactory } from "./lead-agent-factory";
 import { buildModelsResponse, threadDetailResponse, threadSummaryResponse, toJsonSafe } from "./gateway-shapes";
 import type { ModelsResponse, ThreadResponse } from "./gateway-shapes";
 import { importLegacyThreadIndex } from "./legacy-thread-index";
 import { ClientStreamTranslator } from "./stream-translator";
-import type { AgentFactory, ClientRunOptions, ClientRuntimeConfig, ClientStreamEvent, DeerFlowClientOptions } from "./types";
+import type { ClientRunOptions, ClientStreamEvent, DeerFlowClientOptions } from "./types";
 
 /** The answer of {@link DeerFlowClient.getArtifact}. */
 export interface ClientArtifact {
@@ -36,135 +35,124 @@ function threadNotFound(threadId: string): UploadError {
 }
 
 /**
- * DeerFlow without a server: runs the agent in-process, keeps threads in the
- * configured checkpointer, thread metadata, run records and transcripts in
- * the same stores as the gateway (`{dataDir}/gateway.db`), thread files under
- * `{dataDir}/users/…`, and answers with the gateway's JSON shapes, built by
- * the same functions.
+ * DeerFlow without a server: runs the agent in-process on a
+ * {@link DeerFlowRuntime} (its own, or one shared with a gateway), keeps
+ * threads in the runtime's checkpointer, thread metadata, run records and
+ * transcripts in the same stores as the gateway (`{dataDir}/gateway.db`),
+ * thread files under `{dataDir}/users/…`, and answers with the gateway's JSON
+ * shapes, built by the same functions. Run bookkeeping is the runtime's run
+ * recorder, the same code the gateway uses.
  */
 export class DeerFlowClient {
   readonly dataDir: string;
   readonly userId: string;
   private readonly options: DeerFlowClientOptions;
-  private readonly factory: AgentFactory;
-  private configLoaded = false;
-  private config: AppConfig | undefined;
-  private store: CheckpointStore | Checkpointer | undefined;
-  private ownsStore = false;
-  private agent: Agent | undefined;
-  private agentKey: string | undefined;
-  private storesOpening: Promise<PersistenceStores> | undefined;
-  private ownsStores = false;
+  private readonly sharedRuntime: DeerFlowRuntime | undefined;
+  private opening: Promise<DeerFlowRuntime> | undefined;
+  private manager: ConfigManager | undefined;
+  private managerLoaded = false;
+  private legacyImported: Promise<void> | undefined;
 
-  constructor(options: DeerFlowClientOptions = {}) {
+  constructor(optionsOrRuntime: DeerFlowClientOptions | DeerFlowRuntime = {}) {
+    const options: DeerFlowClientOptions = optionsOrRuntime instanceof DeerFlowRuntime ? { runtime: optionsOrRuntime } : optionsOrRuntime;
     this.options = options;
+    this.sharedRuntime = options.runtime;
     const cwd = options.cwd ?? process.cwd();
-    this.dataDir = path.resolve(cwd, options.dataDir ?? ".deer-flow");
+    this.dataDir = options.runtime?.dataDir ?? path.resolve(cwd, options.dataDir ?? ".deer-flow");
     this.userId = options.userId ?? DEFAULT_LOCAL_USER;
-    this.factory = options.agentFactory ?? leadAgentFactory;
-    this.store = options.checkpointer;
-    if (options.appConfig) {
-      this.config = options.appConfig;
-      this.configLoaded = true;
-    }
   }
 
   /**
-   * The app config (loaded lazily). Without an explicit path, a missing
-   * config.yaml is tolerated only when an agent factory was injected.
+   * The app config (loaded lazily, re-read when the file changes). Without an
+   * explicit path, a missing config.yaml is tolerated only when an agent
+   * factory was injected.
    */
   get appConfig(): AppConfig | undefined {
-    if (!this.configLoaded) {
-      this.configLoaded = true;
-      try {
-        this.config = loadAppConfig({ path: this.options.configPath, cwd: this.options.cwd, logger: silentConfigLogger }).config;
-      } catch (err) {
-        const notFound = err instanceof ConfigError && err.code === "config_not_found";
-        if (!(notFound && !this.options.configPath && this.options.agentFactory)) {
-          this.configLoaded = false;
-          throw err;
-        }
-      }
-    }
-    return this.config;
+    if (this.sharedRuntime) return this.sharedRuntime.config();
+    return this.configManager()?.get();
   }
 
-  private databaseBackend(): string {
-    const backend = this.appConfig?.database?.backend ?? "sqlite";
-    if (backend !== "memory" && backend !== "sqlite") {
-      throw new ConfigError(`database.backend '${backend}' is not supported by the embedded client; use sqlite or memory.`, {
-        details: { key: "database.backend" },
-      });
+  private configManager(): ConfigManager | undefined {
+    if (this.managerLoaded) return this.manager;
+    const o = this.options;
+    const manager = new ConfigManager({ path: o.configPath, cwd: o.cwd, logger: silentConfigLogger });
+    if (o.appConfig) manager.set(o.appConfig);
+    else {
+      try {
+        manager.get();
+      } catch (err) {
+        const notFound = err instanceof ConfigError && err.code === "config_not_found";
+        if (!(notFound && !o.configPath && o.agentFactory)) throw err;
+        this.managerLoaded = true;
+        return undefined;
+      }
     }
-    return backend;
+    this.manager = manager;
+    this.managerLoaded = true;
+    return manager;
+  }
+
+  /** The runtime this client runs on (opened on first use unless one was given). */
+  runtime(): Promise<DeerFlowRuntime> {
+    if (this.sharedRuntime) return Promise.resolve(this.sharedRuntime);
+    if (!this.opening) {
+      const o = this.options;
+      this.opening = (async () => {
+        const config = this.configManager();
+        return DeerFlowRuntime.open({
+          config,
+          allowMissingConfig: !config,
+          cwd: o.cwd,
+          dataDir: this.dataDir,
+          checkpointer: o.checkpointer,
+          stores: o.stores,
+          agentFactory: o.agentFactory,
+          log: () => undefined,
+        });
+      })();
+      this.opening.catch(() => (this.opening = undefined));
+    }
+    return this.opening;
   }
 
   /**
-   * Thread metadata, run records and transcripts: `options.stores`, else the
-   * gateway's SQLite file `{dataDir}/gateway.db` (in-memory stores with
-   * `database.backend: memory`). The old JSON thread index is imported once.
+   * Thread metadata, run records and transcripts (the runtime's stores). The
+   * old JSON thread index is imported once.
    */
   async persistence(): Promise<PersistenceStores> {
-    if (!this.storesOpening) {
-      this.storesOpening = (async () => {
-        let stores = this.options.stores;
-        if (!stores) {
-          stores = this.databaseBackend() === "memory" ? createMemoryStores() : openSqliteStores(persistenceDbPath(this.dataDir));
-          this.ownsStores = true;
-        }
-        await importLegacyThreadIndex(this.dataDir, stores.threads, this.userId);
-        return stores;
-      })();
-      this.storesOpening.catch(() => (this.storesOpening = undefined));
-    }
-    return this.storesOpening;
+    const runtime = await this.runtime();
+    this.legacyImported ??= importLegacyThreadIndex(this.dataDir, runtime.stores.threads, this.userId).then(() => undefined);
+    await this.legacyImported;
+    return runtime.stores;
   }
 
-  private checkpointer(): CheckpointStore | Checkpointer {
-    if (!this.store) {
-      const backend = this.databaseBackend();
-      if (backend === "memory") this.store = new MemoryCheckpointStore();
-      else {
-        const dbDir = path.join(this.dataDir, "data");
-        // better-sqlite3 creates the file but not its directory
-        mkdirSync(dbDir, { recursive: true });
-        this.store = new SqliteCheckpointStore(path.join(dbDir, "deerflow.db"));
-      }
-      this.ownsStore = true;
-    }
-    return this.store;
-  }
-
-  private runtimeConfig(overrides: ClientRunOptions = {}): ClientRuntimeConfig {
-    return {
-      model_name: overrides.modelName ?? this.options.modelName,
-      thinking_enabled: overrides.thinkingEnabled ?? this.options.thinkingEnabled ?? true,
-      is_plan_mode: overrides.planMode ?? this.options.planMode ?? false,
-      subagent_enabled: overrides.subagentEnabled ?? this.options.subagentEnabled ?? false,
-      agent_name: this.options.agentName,
+  /** The run settings of one call, parsed once (the same parser the gateway uses). */
+  private settings(overrides: ClientRunOptions = {}, threadId?: string, runId?: string): RunSettings {
+    const o = this.options;
+    const keys: Record<string, unknown> = {
+      model_name: overrides.modelName ?? o.modelName,
+      thinking_enabled: overrides.thinkingEnabled ?? o.thinkingEnabled,
+      reasoning_effort: overrides.reasoningEffort ?? o.reasoningEffort,
+      is_plan_mode: overrides.planMode ?? o.planMode ?? false,
+      subagent_enabled: overrides.subagentEnabled ?? o.subagentEnabled ?? false,
+      agent_name: o.agentName,
+      ...(overrides.context ?? {}),
+      user_id: this.userId,
+      thread_id: threadId,
+      run_id: runId,
     };
+    return readRuntimeOptions({}, Object.fromEntries(Object.entries(keys).filter(([, v]) => v !== undefined)));
   }
 
-  /** Build (or reuse) the agent for a runtime config. */
+  /** Build (or reuse) the agent for a call's settings. */
   async getAgent(overrides: ClientRunOptions = {}): Promise<Agent> {
-    const rc = this.runtimeConfig(overrides);
-    const key = JSON.stringify([rc, this.userId]);
-    if (this.agent && this.agentKey === key) return this.agent;
-    this.agent = await this.factory({
-      appConfig: this.appConfig,
-      runtimeConfig: rc,
-      checkpointer: this.checkpointer(),
-      dataDir: this.dataDir,
-      userId: this.userId,
-    });
-    this.agentKey = key;
-    return this.agent;
+    return (await this.runtime()).buildAgent(this.settings(overrides));
   }
 
-  /** Drop the cached agent (the next run rebuilds it). */
+  /** Drop cached agents (the next run rebuilds them). */
   resetAgent(): void {
-    this.agent = undefined;
-    this.agentKey = undefined;
+    this.sharedRuntime?.invalidateAgents();
+    void this.opening?.then((r) => r.invalidateAgents(), () => undefined);
   }
 
   /** Host paths of a thread's data. */
@@ -175,49 +163,64 @@ export class DeerFlowClient {
   /**
    * Run one turn and stream typed events: `values` snapshots, `messages-tuple`
    * AI text deltas / tool calls / tool results (each once), `custom`, and a
-   * final `end` with the turn's cumulative usage. A failed run throws after
-   * the events it produced.
+   * final `end` with the turn's cumulative usage. `files` are uploaded first
+   * and attached to the message. A failed run throws after the events it
+   * produced.
    */
   async *stream(message: string, options: ClientRunOptions = {}): AsyncGenerator<ClientStreamEvent> {
     const threadId = options.threadId ?? randomUUID();
     assertThreadId(threadId);
-    const agent = await this.getAgent(options);
-    const before = await agent.getState(threadId);
-    const historical = new Set((before?.values.messages ?? []).map((m) => m.id).filter((id): id is string => !!id));
-    const runId = randomUUID();
-    const translator = new ClientStreamTranslator(historical);
-    const rc = this.runtimeConfig(options);
+    const runtime = await this.runtime();
     const stores = await this.persistence();
-    const startedAt = now();
+    const runId = randomUUID();
+    const settings = this.settings(options, threadId, runId);
     const row = await stores.threads.get(threadId);
     if (row && row.userId !== this.userId) throw threadNotFound(threadId);
-    if (row) await stores.threads.update(threadId, { status: "running", updatedAt: startedAt });
-    else await stores.threads.create({ threadId, userId: this.userId, status: "running", metadata: {}, displayName: null, createdAt: startedAt, updatedAt: startedAt });
-    const input = humanMessage(message, { additional_kwargs: { ...(options.additionalKwargs ?? {}), run_id: runId } });
+    const agent = await runtime.buildAgent(settings);
+    const before = await runtime.readState(threadId);
+    const historical = new Set((before?.values.messages ?? []).map((m) => m.id).filter((id): id is string => !!id));
+    const translator = new ClientStreamTranslator(historical);
+    const kwargs: Record<string, unknown> = { ...(options.additionalKwargs ?? {}), run_id: runId };
+    if (options.files?.length) {
+      const up = await this.uploadFiles(threadId, options.files);
+      // The same attachment shape the web UI sends: the Uploads middleware turns it into the <current_uploads> block.
+      if (up.files.length) kwargs.files = up.files.map((f) => ({ filename: f.filename, size: f.size, path: f.virtual_path, status: "uploaded" }));
+      yield { type: "custom", data: { type: "uploads", ...up } };
+    }
+    const input = humanMessage(message, { additional_kwargs: kwargs });
+    const startedAt = now();
     const context: Record<string, unknown> = {
+      ...(options.context ?? {}),
+      model_name: settings.modelName,
+      thinking_enabled: settings.thinkingEnabled,
+      reasoning_effort: settings.reasoningEffort,
+      is_plan_mode: settings.isPlanMode,
+      subagent_enabled: settings.subagentEnabled,
+      ...(settings.agentName ? { agent_name: settings.agentName } : {}),
       thread_id: threadId,
       run_id: runId,
       user_id: this.userId,
-      ...rc,
-      ...(rc.agent_name ? { agent_name: rc.agent_name } : {}),
-      ...(options.context ?? {}),
     };
-    await stores.runs.create({
-      runId,
-      threadId,
-      userId: this.userId,
-      assistantId: rc.agent_name ?? "lead_agent",
-      status: "running",
-      metadata: {},
-      kwargs: toJsonSafe({ input: { messages: [input] }, config: { configurable: rc }, context: options.context ?? {} }),
-      multitaskStrategy: "reject",
-      createdAt: startedAt,
-      updatedAt: startedAt,
-      usage: emptyUsage(),
-      stopReason: null,
-      error: null,
-      modelName: rc.model_name ?? null,
-    });
+    await runtime.recorder.begin(
+      {
+        runId,
+        threadId,
+        userId: this.userId,
+        assistantId: settings.agentName ?? "lead_agent",
+        status: "running",
+        metadata: {},
+        kwargs: toJsonSafe({ input: { messages: [input] }, config: { configurable: context }, context: options.context ?? {} }) as Record<string, unknown>,
+        multitaskStrategy: "reject",
+        createdAt: startedAt,
+        updatedAt: startedAt,
+        usage: emptyUsage(),
+        stopReason: null,
+        error: null,
+        modelName: settings.modelName ?? null,
+      },
+      row ? {} : { createThread: { threadId, userId: this.userId, status: "running", metadata: {}, displayName: null, createdAt: startedAt, updatedAt: startedAt } },
+    );
+    await runtime.recorder.started({ runId, threadId, userId: this.userId });
     let result: RunResult | undefined;
     let failure: unknown;
     try {
@@ -227,7 +230,7 @@ export class DeerFlowClient {
           threadId,
           runId,
           context,
-          configurable: { ...rc, thread_id: threadId },
+          configurable: { ...context },
           streamMode: ["values", "messages", "custom"],
           signal: options.signal,
           recursionLimit: options.recursionLimit,
@@ -242,7 +245,18 @@ export class DeerFlowClient {
       throw err;
     } finally {
       // also runs when the consumer stops iterating early (recorded as interrupted)
-      await this.recordRunEnd(stores, agent, { threadId, runId, historical, context }, result, failure);
+      const { status, error } = endStatus(result, failure);
+      await runtime.recorder.finish({
+        runId,
+        threadId,
+        userId: this.userId,
+        status,
+        error,
+        result,
+        readState: async () => (await runtime.readState(threadId))?.values,
+        historicalIds: historical,
+        agentName: settings.agentName ?? null,
+      });
     }
     if (!result) return;
     if (result.status === "error") {
@@ -250,47 +264,6 @@ export class DeerFlowClient {
       throw err;
     }
     yield { type: "end", data: { usage: { ...translator.usage }, thread_id: threadId, run_id: runId, status: result.status } };
-  }
-
-  /** Store the run's outcome the way the gateway's run manager does (run record, transcript, thread status and title). */
-  private async recordRunEnd(
-    stores: PersistenceStores,
-    agent: Agent,
-    run: { threadId: string; runId: string; historical: Set<string>; context: Record<string, unknown> },
-    result: RunResult | undefined,
-    failure: unknown,
-  ): Promise<void> {
-    let status: RunRecordStatus;
-    let error: string | null = null;
-    if (result) {
-      status = result.status === "success" ? "success" : result.status === "error" ? "error" : "interrupted";
-      if (status === "error") error = result.error?.message ?? "Run failed";
-    } else if (failure !== undefined) {
-      status = isAbortError(failure) ? "interrupted" : "error";
-      if (status === "error") error = failure instanceof Error ? failure.message : String(failure);
-    } else {
-      status = "interrupted";
-    }
-    const ts = now();
-    let usage = emptyUsage();
-    let title: string | undefined;
-    try {
-      const values = (result?.state ?? (await agent.getState(run.threadId))?.values) as Record<string, unknown> | undefined;
-      const messages = (values?.messages ?? []) as Message[];
-      usage = runUsageFromMessages(messages, run.historical, run.context);
-      // Only what this run added or replaced goes to the transcript. Without a result, fall back to the ids the
-      // thread did not have before.
-      const touched =
-        result && result.startCheckpointId !== undefined
-          ? messagesChangedByRun(messages, (result.startState?.messages ?? []) as Message[])
-          : messages.filter((m) => !(m.id && run.historical.has(m.id)));
-      if (touched.length) await stores.messages.record(run.threadId, run.runId, toJsonSafe(touched) as unknown as Array<Record<string, unknown>>, ts);
-      if (typeof values?.title === "string" && values.title) title = values.title;
-    } catch {
-      // bookkeeping must not hide the run's own outcome
-    }
-    await stores.runs.update(run.runId, { status, error, usage, updatedAt: ts });
-    await stores.threads.update(run.threadId, { status: status === "success" ? "idle" : status, updatedAt: ts, ...(title ? { displayName: title } : {}) });
   }
 
   /**
@@ -333,8 +306,7 @@ export class DeerFlowClient {
     const stores = await this.persistence();
     const row = await stores.threads.get(threadId);
     const owned = row && row.userId === this.userId ? row : undefined;
-    const agent = await this.getAgent();
-    const snap = await agent.getState(threadId);
+    const snap = await (await this.runtime()).readState(threadId);
     const response = threadDetailResponse(threadId, owned, snap, this.userId);
     if (!response) throw threadNotFound(threadId);
     return response;
@@ -342,8 +314,16 @@ export class DeerFlowClient {
 
   /** The final messages of a thread (empty when unknown). */
   async getMessages(threadId: string): Promise<Message[]> {
-    const agent = await this.getAgent();
-    return (await agent.getState(threadId))?.values.messages ?? [];
+    return (await (await this.runtime()).readState(threadId))?.values.messages ?? [];
+  }
+
+  /** Delete a thread: checkpoints, records, transcript and files (404-style error for an unknown or foreign thread). */
+  async deleteThread(threadId: string): Promise<void> {
+    assertThreadId(threadId);
+    const stores = await this.persistence();
+    const row = await stores.threads.get(threadId);
+    if (!row || row.userId !== this.userId) throw threadNotFound(threadId);
+    await (await this.runtime()).deleteThread(threadId, this.userId);
   }
 
   private uploads(): UploadManager {
@@ -383,15 +363,25 @@ export class DeerFlowClient {
     return cfg ? buildModelsResponse(cfg) : { models: [], token_usage: { enabled: true } };
   }
 
-  /** Release the checkpointer and stores the client opened itself. */
+  /** Close the runtime this client opened itself (a runtime passed in is left open: its owner closes it). */
   async close(): Promise<void> {
-    if (this.ownsStore && this.store && "close" in this.store && typeof this.store.close === "function") await this.store.close();
-    this.store = undefined;
-    this.ownsStore = false;
-    const opening = this.storesOpening;
-    this.storesOpening = undefined;
-    if (opening && this.ownsStores) await (await opening.catch(() => undefined))?.close();
-    this.ownsStores = false;
-    this.resetAgent();
+    const opening = this.opening;
+    this.opening = undefined;
+    this.legacyImported = undefined;
+    if (opening) await (await opening.catch(() => undefined))?.close();
   }
+}
+
+/** The stored status of a run from its result, or from the error that ended the stream. */
+function endStatus(result: RunResult | undefined, failure: unknown): { status: RunRecordStatus; error: string | null } {
+  if (result) {
+    if (result.status === "success") return { status: "success", error: null };
+    if (result.status === "error") return { status: "error", error: result.error?.message ?? "Run failed" };
+    return { status: "interrupted", error: null };
+  }
+  if (failure !== undefined) {
+    if (isAbortError(failure)) return { status: "interrupted", error: null };
+    return { status: "error", error: failure instanceof Error ? failure.message : String(failure) };
+  }
+  return { status: "interrupted", error: null };
 }

@@ -1,6 +1,5 @@
 export { DeerFlowClient } from "./client";
 export type { ClientArtifact } from "./client";
-export { leadAgentFactory } from "./lead-agent-factory";
 export { ClientStreamTranslator, serializeClientMessage } from "./stream-translator";
 export { importLegacyThreadIndex, LEGACY_THREAD_INDEX_PATH } from "./legacy-thread-index";
 export { buildHumanInputResponse, findClarificationRequest } from "./human-input";
@@ -20,10 +19,7 @@ export {
 } from "./gateway-shapes";
 export type { ModelEntry, ModelInfo, ModelsResponse, ModelsSource, ThreadResponse, ThreadResponseInput } from "./gateway-shapes";
 export type {
-  AgentBuildRequest,
-  AgentFactory,
   ClientRunOptions,
-  ClientRuntimeConfig,
   ClientStreamEvent,
   ClientUsage,
   DeerFlowClientOptions,

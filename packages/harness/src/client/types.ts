@@ -1,37 +1,17 @@
 import type { CheckpointStore, Checkpointer } from "../checkpoints";
 import type { AppConfig } from "../config";
+import type { AgentFactory, DeerFlowRuntime } from "../deerflow-runtime";
+import type { ReasoningEffort } from "../models";
 import type { PersistenceStores } from "../persistence";
-import type { Agent } from "../runtime";
-
-/** Per-agent runtime options (DeerFlow's `configurable` keys). */
-export interface ClientRuntimeConfig {
-  model_name?: string;
-  thinking_enabled: boolean;
-  is_plan_mode: boolean;
-  subagent_enabled: boolean;
-  agent_name?: string;
-}
-
-/** What an {@link AgentFactory} is given to build the agent. */
-export interface AgentBuildRequest {
-  /** The loaded app config, or undefined when none was found and a factory was injected. */
-  appConfig: AppConfig | undefined;
-  runtimeConfig: ClientRuntimeConfig;
-  checkpointer: CheckpointStore | Checkpointer;
-  /** Absolute data directory (threads, SQLite, memory). */
-  dataDir: string;
-  userId: string;
-}
-
-/**
- * Builds the agent the client runs. Injected for tests/embedding; the default
- * builds the lead agent from config. Called again whenever the runtime
- * config changes (the result is cached per config key).
- */
-export type AgentFactory = (request: AgentBuildRequest) => Agent | Promise<Agent>;
 
 /** Options of `new DeerFlowClient(...)`. */
 export interface DeerFlowClientOptions {
+  /**
+   * The runtime to run on (shared with a gateway or CLI in the same process).
+   * Without one the client opens its own from the options below and closes it
+   * in {@link DeerFlowClient.close}.
+   */
+  runtime?: DeerFlowRuntime;
   /** config.yaml path (else the normal lookup order). */
   configPath?: string;
   /** An already-loaded config (skips file lookup). */
@@ -51,12 +31,14 @@ export interface DeerFlowClientOptions {
   subagentEnabled?: boolean;
   /** Default false. */
   planMode?: boolean;
+  /** Default: the model's own (DeerFlow passes none). */
+  reasoningEffort?: ReasoningEffort;
   agentName?: string;
   /** Data directory (default `.deer-flow` in the working directory). */
   dataDir?: string;
   /** Owner of threads and files (default `default`: auth is off in embedded use). */
   userId?: string;
-  /** Builds the agent (default: the lead agent from config). */
+  /** Builds the agent (default: the lead agent from config). Ignored when `runtime` is given. */
   agentFactory?: AgentFactory;
   /** Working directory for config lookup and the default data dir. */
   cwd?: string;
@@ -70,12 +52,19 @@ export interface ClientRunOptions {
   thinkingEnabled?: boolean;
   subagentEnabled?: boolean;
   planMode?: boolean;
+  reasoningEffort?: ReasoningEffort;
+  /**
+   * Host paths uploaded into the thread before the run and attached to the
+   * human message (`additional_kwargs.files`), as the web UI does: the model
+   * is told about them in a `<current_uploads>` block.
+   */
+  files?: readonly string[];
   /** Extra `additional_kwargs` of the human message (e.g. `human_input_response`). */
   additionalKwargs?: Record<string, unknown>;
   /** Cancels the run. */
   signal?: AbortSignal;
   recursionLimit?: number;
-  /** Extra run context (merged after the client's own keys). */
+  /** Extra DeerFlow run keys (`max_concurrent_subagents`, `non_interactive`, …), parsed with the client's own. */
   context?: Record<string, unknown>;
 }
 

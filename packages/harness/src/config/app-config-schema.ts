@@ -22,7 +22,8 @@ export const appConfigSchema = z.looseObject({
   max_recursion_limit: int().default(1000),
   models: list(modelConfigSchema),
   tool_groups: list(s.toolGroupSchema),
-  tools: list(s.toolConfigSchema),
+  /** Absent (or null) = the default sandbox tool set; an explicit `[]` = no configured tools. */
+  tools: z.preprocess((v) => (v === null ? undefined : v), z.array(s.toolConfigSchema).optional()),
   tool_search: s.toolSearchSchema,
   tool_output: s.toolOutputSchema,
   suggestions: s.suggestionsSchema,
@@ -41,6 +42,7 @@ export const appConfigSchema = z.looseObject({
   summarization: s.summarizationSchema,
   memory: s.memorySchema,
   subagents: s.subagentsSchema,
+  subagent_runtime: s.subagentRuntimeSchema,
   acp_agents: mapOf(record()),
   checkpointer: s.checkpointerSchema,
   database: s.databaseSchema,

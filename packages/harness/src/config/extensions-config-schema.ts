@@ -10,6 +10,24 @@ export const mcpRoutingSchema = section({
   keywords: list(z.string()),
 });
 
+/** `mcpServers.<name>.oauth`: how to obtain the bearer token sent to an HTTP/SSE server. */
+export const mcpOAuthConfigSchema = z.looseObject({
+  enabled: bool().default(true),
+  token_url: z.string(),
+  grant_type: z.enum(["client_credentials", "refresh_token"]).default("client_credentials"),
+  client_id: nullable(z.string()),
+  client_secret: nullable(z.string()),
+  refresh_token: nullable(z.string()),
+  scope: nullable(z.string()),
+  audience: nullable(z.string()),
+  token_field: z.string().default("access_token"),
+  token_type_field: z.string().default("token_type"),
+  expires_in_field: z.string().default("expires_in"),
+  default_token_type: z.string().default("Bearer"),
+  refresh_skew_seconds: int().default(60),
+  extra_token_params: mapOf(z.string()),
+});
+
 /** One `mcpServers.<name>` entry of `extensions_config.json`. */
 export const mcpServerConfigSchema = z.preprocess(
   (v) => {
@@ -28,11 +46,14 @@ export const mcpServerConfigSchema = z.preprocess(
     env: mapOf(z.string()),
     url: nullable(z.string()),
     headers: mapOf(z.string()),
-    oauth: nullable(z.looseObject({ token_url: z.string() })),
+    oauth: nullable(mcpOAuthConfigSchema),
     description: z.string().default(""),
     routing: mcpRoutingSchema,
     tools: mapOf(z.looseObject({ routing: mcpRoutingSchema })),
+    tool_name_prefix: bool().default(true),
     tool_call_timeout: nullable(num()),
+    // DeerFlow bounds server bring-up at 60 s by default; an explicit null disables the bound.
+    session_init_timeout: z.preprocess((v) => (v === undefined ? 60 : v), num().nullable()),
   }),
 );
 
@@ -45,6 +66,9 @@ export const extensionsConfigSchema = z.looseObject({
 
 /** A validated extensions config. */
 export type ExtensionsConfig = z.output<typeof extensionsConfigSchema>;
+
+/** A validated `oauth` block of an MCP server. */
+export type McpOAuthConfig = z.output<typeof mcpOAuthConfigSchema>;
 
 /** One validated MCP server entry. */
 export type McpServerConfig = z.output<typeof mcpServerConfigSchema>;

@@ -170,6 +170,9 @@ export const subagentsSchema = section({
   custom_agents: mapOf(record()),
 });
 
+/** `subagent_runtime:` process-wide sub-agent admission (at least 4 run at once; queued FIFO beyond the limit). */
+export const subagentRuntimeSchema = section({ max_running: int().default(8) });
+
 /** `skill_scan:` */
 export const skillScanSchema = section({ enabled: bool().default(true) });
 

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { humanMessage, newMessageId, systemMessage } from "../messages";
+import { contentText, humanMessage, newMessageId, systemMessage } from "../messages";
 import type { HumanMessage, Message, SystemMessage } from "../messages";
 import type { AgentMiddleware, HookResult, Runtime } from "../runtime/types";
 import type { AgentState } from "../state";
+import { ORIGINAL_USER_CONTENT_KEY } from "./input-sanitization";
 import { parseMiddlewareOptions } from "./zod-options";
 
 /** `additional_kwargs` flag of every hidden dynamic-context message. */
@@ -65,8 +66,25 @@ function isInjectionTarget(m: Message): m is HumanMessage {
   return true;
 }
 
+/** What the memory provider is asked for: the current user message (relevance ranking) and where the run is. */
+export interface MemoryRequest {
+  /** The user's own words in the current turn. */
+  query: string;
+  threadId: string;
+  runId: string;
+}
+
+/** A memory block plus what it holds (reported into the run outcome under `memory`). */
+export interface MemoryInjection {
+  text: string;
+  report?: unknown;
+}
+
+/** Additional-kwargs key on the hidden memory message holding the provider's report (UI: "remembered: …"). */
+export const MEMORY_REPORT_KEY = "memory_recall";
+
 /** Loads the memory block for a user (slot for the memory subsystem). */
-export type MemoryProvider = (userId: string, agentName: string | null) => Promise<string | null | undefined>;
+export type MemoryProvider = (userId: string, agentName: string | null, request?: MemoryRequest) => Promise<string | MemoryInjection | null | undefined>;
 
 /** `memory:` keys this middleware reads, plus injectables. */
 export const dynamicContextOptionsSchema = z.object({
@@ -84,7 +102,7 @@ export type DynamicContextOptions = z.input<typeof dynamicContextOptionsSchema> 
 };
 
 /** Build the ID-swap messages for `original`. */
-export function idSwapMessages(original: HumanMessage, reminder: string, date: string, memory?: string | null): Array<SystemMessage | HumanMessage> {
+export function idSwapMessages(original: HumanMessage, reminder: string, date: string, memory?: string | null, memoryReport?: unknown): Array<SystemMessage | HumanMessage> {
   const id = original.id || newMessageId();
   const out: Array<SystemMessage | HumanMessage> = [
     systemMessage(reminder, { id, additional_kwargs: { hide_from_ui: true, [DYNAMIC_CONTEXT_REMINDER_KEY]: true, [REMINDER_DATE_KEY]: date } }),
@@ -93,7 +111,7 @@ export function idSwapMessages(original: HumanMessage, reminder: string, date: s
     out.push(
       humanMessage(memory, {
         id: `${id}${INJECTED_MEMORY_MESSAGE_ID_SUFFIX}`,
-        additional_kwargs: { hide_from_ui: true, [DYNAMIC_CONTEXT_REMINDER_KEY]: true },
+        additional_kwargs: { hide_from_ui: true, [DYNAMIC_CONTEXT_REMINDER_KEY]: true, ...(memoryReport !== undefined ? { [MEMORY_REPORT_KEY]: memoryReport } : {}) },
       }),
     );
   }
@@ -142,20 +160,24 @@ export function createDynamicContextMiddleware(options: DynamicContextOptions = 
   const o = parseMiddlewareOptions("DynamicContextMiddleware", dynamicContextOptionsSchema, rest);
   const clock = now ?? (() => new Date());
 
-  async function loadMemory(runtime: Runtime): Promise<string | null> {
+  async function loadMemory(runtime: Runtime, target: HumanMessage): Promise<{ text: string; report?: unknown } | null> {
     if (!memoryProvider || !o.injection_enabled) return null;
     const userId = (runtime.context?.user_id as string | undefined) || "default";
     const agentName = o.agent_name ?? ((runtime.context?.agent_name as string | undefined) || null);
-    let raw: string | null | undefined;
+    const original = target.additional_kwargs?.[ORIGINAL_USER_CONTENT_KEY];
+    const request: MemoryRequest = { query: typeof original === "string" ? original : contentText(target.content), threadId: runtime.threadId, runId: runtime.runId };
+    let raw: string | MemoryInjection | null | undefined;
     try {
-      raw = await withTimeout(Promise.resolve().then(() => memoryProvider(userId, agentName)), o.memory_timeout_ms);
+      raw = await withTimeout(Promise.resolve().then(() => memoryProvider(userId, agentName, request)), o.memory_timeout_ms);
     } catch (err) {
       if (err instanceof MemoryTimeout) throw err;
       return null;
     }
-    const text = (raw ?? "").trim();
+    const text = (typeof raw === "string" ? raw : (raw?.text ?? "")).trim();
     if (!text) return null;
-    return text.startsWith("<memory>") ? text : `<memory>\n${text}\n</memory>`;
+    const report = typeof raw === "object" && raw ? raw.report : undefined;
+    if (report !== undefined) runtime.outcome?.report("memory", report);
+    return { text: text.startsWith("<memory>") ? text : `<memory>\n${text}\n</memory>`, report };
   }
 
   return {
@@ -175,13 +197,13 @@ export function createDynamicContextMiddleware(options: DynamicContextOptions = 
       }
       if (!target) return;
       if (last === null) {
-        let memory: string | null;
+        let memory: { text: string; report?: unknown } | null;
         try {
-          memory = await loadMemory(runtime);
+          memory = await loadMemory(runtime, target);
         } catch {
           return; // timed out: skip injection this turn
         }
-        return { messages: idSwapMessages(target, currentDateReminder(date), date, memory) };
+        return { messages: idSwapMessages(target, currentDateReminder(date), date, memory?.text, memory?.report) };
       }
       if (last === date) return;
       return { messages: idSwapMessages(target, currentDateReminder(date), date) };

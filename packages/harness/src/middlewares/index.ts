@@ -6,6 +6,10 @@ export {
   neutralizeBoundaryMarkers,
   USER_INPUT_BEGIN,
   USER_INPUT_END,
+  WEB_CONTENT_BEGIN,
+  WEB_CONTENT_END,
+  frameWebContent,
+  neutralizeWebContent,
 } from "./prompt-tags";
 export { createInputSanitizationMiddleware, ORIGINAL_USER_CONTENT_KEY } from "./input-sanitization";
 export type { InputSanitizationOptions } from "./input-sanitization";
@@ -38,15 +42,18 @@ export {
   formatReminderDate,
   DYNAMIC_CONTEXT_REMINDER_KEY,
   INJECTED_USER_MESSAGE_ID_SUFFIX,
+  MEMORY_REPORT_KEY,
 } from "./dynamic-context";
-export type { DynamicContextOptions, MemoryProvider } from "./dynamic-context";
+export type { DynamicContextOptions, MemoryInjection, MemoryProvider, MemoryRequest } from "./dynamic-context";
+export { createMemoryMiddleware } from "./memory";
+export type { MemoryMiddlewareOptions, MemorySink } from "./memory";
 export { createSummarizationMiddleware, isRealUserMessage, DEFAULT_SUMMARY_PROMPT } from "./summarization";
 export type { SummarizationOptions, SummarizationEvent } from "./summarization";
 export { projectSummary, DURABLE_CONTEXT_AUTHORITY_CONTRACT } from "./summarization-projection";
 export { createTodoMiddleware, MAX_TODO_COMPLETION_REMINDERS } from "./todo";
 export type { TodoOptions } from "./todo";
-export { createTokenUsageMiddleware, runTokenUsage } from "./token-usage";
-export type { TokenUsageOptions, RunTokenUsage } from "./token-usage";
+export { createTokenUsageMiddleware } from "./token-usage";
+export type { TokenUsageOptions } from "./token-usage";
 export { createTitleMiddleware } from "./title";
 export type { TitleOptions } from "./title";
 export { createViewImageMiddleware, isViewImageContextMessage } from "./view-image";
@@ -65,3 +72,15 @@ export type { SafetyFinishReasonOptions } from "./safety-finish-reason";
 export type { SafetyTerminationDetector } from "./safety-finish-reason-detectors";
 export { createClarificationMiddleware } from "./clarification";
 export type { HumanInputRequest } from "./clarification-payload";
+export { createSkillActivationMiddleware, SKILL_ACTIVATION_KEY, slashActivationContext } from "./skill-activation";
+export type { SkillActivationOptions } from "./skill-activation";
+export { createSkillToolPolicyMiddleware } from "./skill-tool-policy";
+export type { SkillToolPolicyOptions } from "./skill-tool-policy";
+export { createSubagentLimitMiddleware, SUBAGENT_LIMIT_REACHED_MESSAGE, SUBAGENT_LIMIT_CAPPED_STOP_REASON } from "./subagent-limit";
+export type { SubagentLimitOptions } from "./subagent-limit";
+export { createDurableContextMiddleware } from "./durable-context";
+export type { DurableContextOptions } from "./durable-context";
+export { createDeferredToolFilterMiddleware, deferredToolFilterOptionsSchema, deferredToolRefusal } from "./deferred-tool-filter";
+export type { DeferredToolFilterOptions } from "./deferred-tool-filter";
+export { createMcpRoutingMiddleware, mcpRoutingOptionsSchema } from "./mcp-routing";
+export type { McpRoutingOptions } from "./mcp-routing";

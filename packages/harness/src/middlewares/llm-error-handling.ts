@@ -204,7 +204,7 @@ export function createLLMErrorHandlingMiddleware(options: LLMErrorHandlingOption
       const breaker = breakerFor(request);
       const markRunError = (reason: string, detail: string) => {
         // DeerFlow ends such a run with status `error` (the fallback message is shown, no error event).
-        if (request.runtime?.context) request.runtime.context.run_error = { type: "llm_error", reason: `${reason}: ${detail}` };
+        request.runtime?.outcome?.setError({ type: "llm_error", reason: `${reason}: ${detail}` });
       };
       if (breaker.isOpen()) {
         markRunError("circuit_open", "LLM circuit breaker is open");

@@ -71,7 +71,7 @@ interface ThreadTrack {
  * Warnings are queued and injected as a `HumanMessage(name="loop_warning")`
  * at the end of the NEXT model request (request only, never state); a hard
  * stop strips the tool calls of the offending AI message and records
- * `context.stop_reason = "loop_capped"`.
+ * `outcome.stopReason = "loop_capped"`.
  */
 export function createLoopDetectionMiddleware(options: LoopDetectionOptions = {}): AgentMiddleware {
   const o = parseMiddlewareOptions("LoopDetectionMiddleware", loopDetectionOptionsSchema, options);
@@ -160,7 +160,7 @@ export function createLoopDetectionMiddleware(options: LoopDetectionOptions = {}
       const hit = check(last, runtime.threadId);
       if (!hit) return;
       if (hit.hard) {
-        runtime.context.stop_reason = "loop_capped";
+        runtime.outcome.setStopReason("loop_capped", { overwrite: true });
         return { messages: [stripToolCalls(last, hit.text)] };
       }
       queue(runtime, hit.text);

@@ -56,7 +56,7 @@ export interface ModelLengthFinishReasonOptions {
 /**
  * DeerFlow's `ModelLengthFinishReasonMiddleware`: a final answer with visible
  * content, no tool intent, and a provider length signal sets
- * `context.stop_reason = "model_length_capped"` (unless a stop reason is
+ * the outcome's stop reason `model_length_capped` (unless a stop reason is
  * already set). The content is never changed.
  */
 export function createModelLengthFinishReasonMiddleware(options: ModelLengthFinishReasonOptions = {}): AgentMiddleware {
@@ -77,9 +77,8 @@ export function createModelLengthFinishReasonMiddleware(options: ModelLengthFini
           continue;
         }
         if (hit) {
-          if (!("stop_reason" in runtime.context) || runtime.context.stop_reason == null) {
-            runtime.context.stop_reason = MODEL_LENGTH_CAPPED_STOP_REASON;
-          }
+          // A stop reason set earlier in the run (loop, budget) is the more telling one.
+          runtime.outcome.setStopReason(MODEL_LENGTH_CAPPED_STOP_REASON);
           return;
         }
       }

@@ -60,7 +60,7 @@ function resolveDetectors(o: z.output<typeof safetyFinishReasonOptionsSchema>, i
  * (`content_filter`, `refusal`, Gemini `SAFETY`…) comes with tool calls, the
  * calls are stripped (their arguments may be truncated) and an explanation is
  * appended; an empty safety-terminated message gets an explanation instead.
- * Sets `context.stop_reason = "safety_capped"`, records
+ * Sets the outcome's stop reason `safety_capped`, records
  * `additional_kwargs.safety_termination` and emits the `safety_termination`
  * custom event.
  */
@@ -92,7 +92,7 @@ export function createSafetyFinishReasonMiddleware(options: SafetyFinishReasonOp
       if (!calls.length && !blank) return;
       const t = detect(last);
       if (!t) return;
-      runtime.context.stop_reason = "safety_capped";
+      runtime.outcome.setStopReason("safety_capped", { overwrite: true });
       const names = calls.map((c) => c.name || "unknown");
       const explanation = calls.length ? safetySuppressedText(t) : safetyEmptyText(t);
       const base = stripToolCalls(last);

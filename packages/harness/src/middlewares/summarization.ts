@@ -184,6 +184,7 @@ export function createSummarizationMiddleware(options: SummarizationOptions = {}
     for (const m of candidates) {
       try {
         const reply = await collectModelStream(m.stream({ messages: [humanMessage(text)], tools: [], signal: runtime.signal }));
+        runtime.outcome?.recordUsage("middleware:summarization", reply.usage_metadata);
         const out = contentText(reply.content).trim();
         if (out) return out;
       } catch {

@@ -15,7 +15,7 @@ export const TERMINAL_RECOVERY_PROMPT =
 export const TERMINAL_FALLBACK_CONTENT =
   "The model completed the tool run but returned no final response, including after one automatic retry. Please try again or use a different model.";
 
-/** `error_reason` written on the fallback message and in `context.run_error`. */
+/** `error_reason` written on the fallback message and in the run outcome's error. */
 export const TERMINAL_FALLBACK_REASON = "Model returned an empty terminal response after one retry";
 
 function hasVisibleContent(m: AIMessage): boolean {
@@ -51,7 +51,7 @@ function toolResultInCurrentTurn(messages: readonly Message[]): boolean {
  * `terminal_response_recovery`, request only). A second empty answer in the
  * same run is replaced by {@link TERMINAL_FALLBACK_CONTENT} with
  * `additional_kwargs.deerflow_error_fallback = true`, and
- * `context.run_error = {type:"empty_terminal_response", reason}` is set so the
+ * the outcome error `{type:"empty_terminal_response", reason}` is set so the
  * runner reports the run as `error`.
  */
 export function createTerminalResponseMiddleware(): AgentMiddleware {
@@ -85,7 +85,7 @@ export function createTerminalResponseMiddleware(): AgentMiddleware {
         bound(pending);
         return { messages: last.id ? [removeMessage(last.id)] : [], jumpTo: "model" };
       }
-      runtime.context.run_error = { type: "empty_terminal_response", reason: TERMINAL_FALLBACK_REASON };
+      runtime.outcome.setError({ type: "empty_terminal_response", reason: TERMINAL_FALLBACK_REASON });
       const fallback: AIMessage = {
         ...last,
         content: TERMINAL_FALLBACK_CONTENT,

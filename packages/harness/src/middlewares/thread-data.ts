@@ -34,15 +34,24 @@ export function createThreadDataMiddleware(options: ThreadDataMiddlewareOptions)
       if (!opts.lazy_init) await ensureThreadDirs(dirs);
       const next: ThreadDataState = { workspace_path: dirs.workspace, uploads_path: dirs.uploads, outputs_path: dirs.outputs };
       const current = state.thread_data as ThreadDataState | null | undefined;
-      if (
-        current &&
+      const samePaths =
+        !!current &&
         current.workspace_path === next.workspace_path &&
         current.uploads_path === next.uploads_path &&
-        current.outputs_path === next.outputs_path
-      ) {
-        return undefined;
-      }
-      return { thread_data: next };
+        current.outputs_path === next.outputs_path;
+      // DeerFlow stamps the turn's user message with the run that answers it (regenerate and the
+      // transcript find the source run through it) and names it `user-input` unless it has a name.
+      const last = state.messages[state.messages.length - 1];
+      const stamped =
+        last?.type === "human" && last.additional_kwargs?.run_id !== runtime.runId
+          ? {
+              ...last,
+              name: last.name || "user-input",
+              additional_kwargs: { ...(last.additional_kwargs ?? {}), run_id: runtime.runId, timestamp: new Date().toISOString().replace("Z", "+00:00") },
+            }
+          : undefined;
+      if (samePaths && !stamped) return undefined;
+      return { ...(samePaths ? {} : { thread_data: next }), ...(stamped ? { messages: [stamped] } : {}) };
     },
   };
 }

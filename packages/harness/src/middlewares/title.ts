@@ -6,6 +6,7 @@ import { collectModelStream } from "../models";
 import type { AgentMiddleware, HookResult, Runtime } from "../runtime/types";
 import type { AgentState } from "../state";
 import { isDynamicContextReminder } from "./dynamic-context";
+import { ORIGINAL_USER_CONTENT_KEY } from "./input-sanitization";
 import { parseMiddlewareOptions } from "./zod-options";
 
 /** DeerFlow's default title prompt. */
@@ -38,6 +39,16 @@ function normalise(content: MessageContent | unknown): string {
       .join("\n");
   }
   return "";
+}
+
+/**
+ * The user's own words: the text they typed as recorded before framework
+ * blocks (`<current_uploads>`, …) were prepended to the message, so a title
+ * never starts with an injected block.
+ */
+function userWords(m: Message): string {
+  const original = m.additional_kwargs?.[ORIGINAL_USER_CONTENT_KEY];
+  return typeof original === "string" ? original.trim() : normalise(m.content);
 }
 
 const stripThink = (s: string) => s.replace(/<think>[\s\S]*?<\/think>/gi, "").trim();
@@ -89,13 +100,14 @@ export function createTitleMiddleware(options: TitleOptions = {}): AgentMiddlewa
       const users = msgs.filter(isTitleUser);
       const ais = msgs.filter((m) => m.type === "ai");
       if (users.length !== 1 || ais.length < 1) return;
-      const userText = normalise(users[0].content);
+      const userText = userWords(users[0]);
       if (!o.model_name) return { title: fallback(userText) };
       try {
         const assistant = stripThink(normalise(ais[0].content));
         const prompt = format(o.prompt_template, { max_words: o.max_words, user_msg: userText.slice(0, 500), assistant_msg: assistant.slice(0, 500) });
         const m = model ?? (resolveModel ? resolveModel(o.model_name) : runtime.model);
         const reply = await collectModelStream(m.stream({ messages: [humanMessage(prompt)], tools: [], signal: runtime.signal }));
+        runtime.outcome?.recordUsage("middleware:title", reply.usage_metadata);
         const title = parse(contentText(reply.content));
         if (title) return { title };
       } catch {

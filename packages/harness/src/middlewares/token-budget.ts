@@ -54,7 +54,7 @@ const MAX_TRACKED_RUNS = 1000;
  * total/input/output fraction it queues a `[TOKEN BUDGET WARNING]` human
  * message (name `budget_warning`) for the next model request; at
  * `hard_stop_threshold` it strips the last AI message's tool calls, appends
- * `[TOKEN BUDGET EXCEEDED] …` and sets `context.stop_reason = "token_capped"`.
+ * `[TOKEN BUDGET EXCEEDED] …` and sets the outcome's stop reason `token_capped`.
  */
 export function createTokenBudgetMiddleware(options: TokenBudgetOptions = {}): AgentMiddleware {
   const o = parseMiddlewareOptions("TokenBudgetMiddleware", tokenBudgetOptionsSchema, options);
@@ -114,7 +114,7 @@ export function createTokenBudgetMiddleware(options: TokenBudgetOptions = {}): A
       if (!best) return;
       const [reason, used, budget] = best;
       if (fraction >= o.hard_stop_threshold) {
-        runtime.context.stop_reason = "token_capped";
+        runtime.outcome.setStopReason("token_capped", { overwrite: true });
         return { messages: [stripToolCalls(last, tokenBudgetExceeded(reason, used, budget))] };
       }
       if (fraction >= o.warn_threshold && !t.warned) {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AIMessage, Message, ToolMessage, UsageMetadata } from "../messages";
-import type { AgentMiddleware, HookResult, Runtime } from "../runtime/types";
+import type { AgentMiddleware, HookResult } from "../runtime/types";
 import type { AgentState, Todo } from "../state";
 import { buildTokenUsageAttribution } from "./token-usage-attribution";
 import { parseMiddlewareOptions } from "./zod-options";
@@ -11,14 +11,6 @@ export const TOKEN_USAGE_ATTRIBUTION_KEY = "token_usage_attribution";
 export const SUBAGENT_TOKEN_USAGE_KEY = "subagent_token_usage";
 /** Marks a `task` ToolMessage whose usage was merged into its dispatching AI message. */
 export const SUBAGENT_TOKEN_USAGE_ATTRIBUTED_KEY = "subagent_token_usage_attributed";
-
-/** Run totals kept in `runtime.context.token_usage` (the gateway stores them on the run record). */
-export interface RunTokenUsage {
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  llm_call_count: number;
-}
 
 /** `token_usage:` config section. */
 export const tokenUsageOptionsSchema = z.object({ enabled: z.boolean().default(true) });
@@ -37,40 +29,19 @@ function normaliseUsage(v: unknown): { input_tokens: number; output_tokens: numb
   return { input_tokens: input, output_tokens: output, total_tokens: total };
 }
 
-/** The run totals in `context.token_usage` (created on first use). */
-export function runTokenUsage(runtime: Pick<Runtime, "context">): RunTokenUsage {
-  let u = runtime.context.token_usage as RunTokenUsage | undefined;
-  if (!u || typeof u !== "object") {
-    u = { input_tokens: 0, output_tokens: 0, total_tokens: 0, llm_call_count: 0 };
-    runtime.context.token_usage = u;
-  }
-  return u;
-}
-
 /**
- * DeerFlow's `TokenUsageMiddleware` (after_model):
- * - adds the last AI message's `usage_metadata` to the run totals in
- *   `runtime.context.token_usage` (each message id counted once per run);
+ * DeerFlow's `TokenUsageMiddleware` (after_model). The run's token totals
+ * are kept by the runtime itself, per model call, in `RunResult.outcome`;
+ * this middleware only annotates messages:
  * - merges sub-agent usage from `task` ToolMessages (`subagent_token_usage`)
  *   into the dispatching AI message once (`subagent_token_usage_attributed`);
  * - stamps `additional_kwargs.token_usage_attribution` on the AI message.
  */
 export function createTokenUsageMiddleware(options: TokenUsageOptions = {}): AgentMiddleware {
   const o = parseMiddlewareOptions("TokenUsageMiddleware", tokenUsageOptionsSchema, options);
-  const counted = new Map<string, Set<string>>();
-
   return {
     name: "TokenUsageMiddleware",
-    beforeAgent(_state, runtime) {
-      if (!o.enabled) return;
-      counted.set(runtime.runId, new Set());
-      while (counted.size > 1000) counted.delete(counted.keys().next().value as string);
-      runTokenUsage(runtime);
-    },
-    afterAgent(_state, runtime) {
-      counted.delete(runtime.runId);
-    },
-    afterModel(state: AgentState, runtime): HookResult {
+    afterModel(state: AgentState): HookResult {
       if (!o.enabled) return;
       const messages = state.messages;
       if (!messages.length) return;
@@ -101,20 +72,6 @@ export function createTokenUsageMiddleware(options: TokenUsageOptions = {}): Age
       }
       const last = messages[messages.length - 1];
       if (last.type === "ai") {
-        const seen = counted.get(runtime.runId) ?? new Set<string>();
-        counted.set(runtime.runId, seen);
-        const key = last.id ?? `#${messages.length - 1}`;
-        if (!seen.has(key)) {
-          seen.add(key);
-          const totals = runTokenUsage(runtime);
-          totals.llm_call_count += 1;
-          const u = normaliseUsage(last.usage_metadata);
-          if (u) {
-            totals.input_tokens += u.input_tokens;
-            totals.output_tokens += u.output_tokens;
-            totals.total_tokens += u.total_tokens;
-          }
-        }
         const attribution = buildTokenUsageAttribution(last, Array.isArray(state.todos) ? (state.todos as Todo[]) : []);
         if (JSON.stringify(last.additional_kwargs?.[TOKEN_USAGE_ATTRIBUTION_KEY]) !== JSON.stringify(attribution)) {
           updates.set(messages.length - 1, { ...last, additional_kwargs: { ...last.additional_kwargs, [TOKEN_USAGE_ATTRIBUTION_KEY]: attribution } });

@@ -6,6 +6,7 @@ import { isCommand } from "../state";
 import { isControlFlowError } from "./tool-error-handling-control-flow";
 import { exceptionMeta, stampToolMeta, TOOL_META_KEY } from "./tool-error-handling-meta";
 import { parseMiddlewareOptions } from "./zod-options";
+import { makeSubagentAdditionalKwargs } from "../subagents/status-contract";
 
 /** Hint appended to every exception-derived tool error. */
 export const TOOL_ERROR_RECOVERY_HINT = "Continue with available context, or choose an alternative tool.";
@@ -41,7 +42,11 @@ export function toolExceptionMessage(request: ToolCallRequest, err: unknown): To
     tool_call_id: String(request.toolCall.id || "missing_tool_call_id"),
     name,
     status: "error",
-    additional_kwargs: { [TOOL_META_KEY]: exceptionMeta(`${className}: ${detail}`) },
+    additional_kwargs: {
+      [TOOL_META_KEY]: exceptionMeta(`${className}: ${detail}`),
+      // A crashed `task` still reports the sub-agent status contract, so the ledger marks the delegation failed.
+      ...(name === "task" ? makeSubagentAdditionalKwargs("failed", { error: `${className}: ${detail}` }) : {}),
+    },
   });
 }
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ContentBlock, MessageContent, ToolMessage } from "../messages";
 import type { AgentMiddleware, ToolCallResult } from "../runtime/types";
 import { Command, isCommand } from "../state";
-import { neutralizeUntrustedText } from "./prompt-tags";
+import { neutralizeWebContent } from "./prompt-tags";
 import { parseMiddlewareOptions } from "./zod-options";
 
 /** Tools whose results are attacker-influenceable remote content (matched by name). */
@@ -23,12 +23,12 @@ const optionsSchema = z
 export type ToolResultSanitizationOptions = z.input<typeof optionsSchema>;
 
 function neutralizeContent(content: MessageContent): MessageContent {
-  if (typeof content === "string") return neutralizeUntrustedText(content);
+  if (typeof content === "string") return neutralizeWebContent(content);
   if (!Array.isArray(content)) return content;
   return (content as Array<ContentBlock | string>).map((b) => {
-    if (typeof b === "string") return neutralizeUntrustedText(b);
+    if (typeof b === "string") return neutralizeWebContent(b);
     if (b?.type === "text" && typeof (b as { text?: unknown }).text === "string") {
-      return { ...b, text: neutralizeUntrustedText((b as { text: string }).text) };
+      return { ...b, text: neutralizeWebContent((b as { text: string }).text) };
     }
     return b;
   }) as ContentBlock[];

@@ -12,7 +12,7 @@ export type {
   ThreadSearch,
   ThreadStore,
 } from "./types";
-export { emptyUsage, runUsageFromMessages } from "./usage";
+export { emptyUsage, runUsageFromMessages, runUsageFromOutcome } from "./usage";
 export { messagesChangedByRun } from "./transcript";
 export { compareThreads, matchesMetadata } from "./ordering";
 export { ensureSqliteSchema, openSqliteStores, SqliteMessageStore, SqliteRunStore, SqliteThreadStore } from "./sqlite-stores";

@@ -1,4 +1,6 @@
 import type { Message } from "../messages";
+import { AGENT_CALLER, callerTokens } from "../runtime/outcome";
+import type { RunOutcome } from "../runtime/outcome";
 import type { RunUsage } from "./types";
 
 /** Zero usage. */
@@ -16,12 +18,28 @@ export function emptyUsage(): RunUsage {
 }
 
 /**
- * Usage of one run from its final messages: the messages whose id is not in
- * `before` are the run's own; AI messages count as LLM calls and their
- * `usage_metadata` is summed. A `token_usage` object in the run context
- * (set by the token-usage middleware) wins for the token totals.
+ * Usage of one run as its record stores it: token totals and the split by
+ * caller from the run's typed outcome (the provider's own figures, counted by
+ * the runtime per model call), message count from the messages the run added.
  */
-export function runUsageFromMessages(messages: readonly Message[], before: ReadonlySet<string>, context: Record<string, unknown> = {}): RunUsage {
+export function runUsageFromOutcome(outcome: RunOutcome, messages: readonly Message[], before: ReadonlySet<string>): RunUsage {
+  return {
+    totalInputTokens: outcome.usage.input_tokens,
+    totalOutputTokens: outcome.usage.output_tokens,
+    totalTokens: outcome.usage.total_tokens,
+    llmCallCount: outcome.usage.llm_call_count,
+    leadAgentTokens: outcome.usageByCaller[AGENT_CALLER]?.total_tokens ?? 0,
+    subagentTokens: callerTokens(outcome, "subagent"),
+    middlewareTokens: callerTokens(outcome, "middleware"),
+    messageCount: messages.reduce((n, m) => (!m.id || !before.has(m.id) ? n + 1 : n), 0),
+  };
+}
+
+/**
+ * Usage of a run that ended without a result (it crashed before reporting):
+ * the best estimate from the messages it added, whose `usage_metadata` is summed.
+ */
+export function runUsageFromMessages(messages: readonly Message[], before: ReadonlySet<string>): RunUsage {
   const usage = emptyUsage();
   const fresh = messages.filter((m) => !m.id || !before.has(m.id));
   usage.messageCount = fresh.length;
@@ -33,12 +51,6 @@ export function runUsageFromMessages(messages: readonly Message[], before: Reado
     usage.totalInputTokens += u.input_tokens ?? 0;
     usage.totalOutputTokens += u.output_tokens ?? 0;
     usage.totalTokens += u.total_tokens ?? 0;
-  }
-  const fromContext = context.token_usage as Partial<Record<string, number>> | undefined;
-  if (fromContext && typeof fromContext === "object") {
-    usage.totalInputTokens = fromContext.input_tokens ?? usage.totalInputTokens;
-    usage.totalOutputTokens = fromContext.output_tokens ?? usage.totalOutputTokens;
-    usage.totalTokens = fromContext.total_tokens ?? usage.totalTokens;
   }
   usage.leadAgentTokens = usage.totalTokens;
   return usage;

@@ -114,6 +114,38 @@ export function createAgent<S extends AgentState = AgentState>(options: CreateAg
     return stream(input, { ...runOptions, streamMode: runOptions.streamMode ?? [] }).result;
   }
 
+  const view = createThreadStateView<S>(checkpointer, schema);
+
+  return {
+    name: parts.name,
+    stateSchema: schema,
+    tools: [...tools.values()],
+    middleware,
+    stream,
+    invoke,
+    getState: view.getState,
+    getStateHistory: view.getStateHistory,
+    updateState: view.updateState,
+  };
+}
+
+/** Reading and writing a thread's state outside a run: what only needs the checkpointer and the state schema. */
+export interface ThreadStateView<S extends AgentState = AgentState> {
+  getState(threadId: string, checkpointId?: string): Promise<StateSnapshot<S> | undefined>;
+  getStateHistory(threadId: string, options?: { limit?: number; before?: string }): Promise<StateSnapshot<S>[]>;
+  updateState(threadId: string, update: StateUpdate, options?: { checkpointId?: string; asNode?: string }): Promise<StateSnapshot<S>>;
+}
+
+/**
+ * State reads and writes over a checkpointer, without a model or tools (the
+ * same functions an agent's `getState`/`getStateHistory`/`updateState` use),
+ * so a server can read a thread without building an agent.
+ */
+export function createThreadStateView<S extends AgentState = AgentState>(
+  storeOrCheckpointer: CheckpointStore | Checkpointer,
+  schema: StateSchema,
+): ThreadStateView<S> {
+  const checkpointer = asCheckpointer(storeOrCheckpointer);
   async function getState(threadId: string, checkpointId?: string): Promise<StateSnapshot<S> | undefined> {
     const loaded = await checkpointer.load(threadId, checkpointId);
     return loaded ? snapshotOf<S>(loaded, schema) : undefined;
@@ -147,15 +179,5 @@ export function createAgent<S extends AgentState = AgentState>(options: CreateAg
     return snapshotOf<S>(saved, schema);
   }
 
-  return {
-    name: parts.name,
-    stateSchema: schema,
-    tools: [...tools.values()],
-    middleware,
-    stream,
-    invoke,
-    getState,
-    getStateHistory,
-    updateState,
-  };
+  return { getState, getStateHistory, updateState };
 }

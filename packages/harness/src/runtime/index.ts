@@ -1,9 +1,11 @@
-export { createAgent, assertThreadId } from "./agent";
-export type { CreateAgentOptions } from "./agent";
+export { createAgent, assertThreadId, createThreadStateView } from "./agent";
+export type { CreateAgentOptions, ThreadStateView } from "./agent";
 export { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
 export { composeModelCall, composeToolCall, hookOrder } from "./middleware-chain";
 export { pendingToolCalls } from "./run-loop";
 export { errorToolMessage, normaliseToolResult } from "./tool-step";
+export { AGENT_CALLER, callerTokens, createRunOutcomeRecorder, emptyRunOutcome } from "./outcome";
+export type { CallerUsage, RunOutcome, RunOutcomeError, RunOutcomeRecorder, UsageTotals } from "./outcome";
 export type {
   Agent,
   AgentMiddleware,

@@ -14,6 +14,7 @@ import { isAbortError, isGraphInterrupt } from "./interrupt";
 import type { GraphInterrupt } from "./interrupt";
 import { composeModelCall, composeToolCall, HOOK_NODE_SUFFIX, hookOrder } from "./middleware-chain";
 import type { LoopHook } from "./middleware-chain";
+import { AGENT_CALLER, createRunOutcomeRecorder } from "./outcome";
 import { errorToolMessage, makeToolExecutor, runToolCall } from "./tool-step";
 import type {
   AgentMiddleware,
@@ -86,6 +87,7 @@ export class RunExecution<S extends AgentState> {
   private readonly ns: string[];
   private readonly controller = new AbortController();
   private readonly context: RunContext;
+  private readonly outcome = createRunOutcomeRecorder();
   private readonly config: RunConfig;
   private readonly runtime: Runtime<S>;
   private readonly resumeValues = new Map<string, unknown>();
@@ -127,6 +129,7 @@ export class RunExecution<S extends AgentState> {
       threadId: this.threadId,
       runId: this.runId,
       context: this.context,
+      outcome: this.outcome,
       signal: this.controller.signal,
       model: parts.model,
       get modelCalls() {
@@ -158,13 +161,25 @@ export class RunExecution<S extends AgentState> {
     if (this.modes.has(mode)) this.deliver({ mode, ns: this.ns, data });
   }
 
-  private messageMeta(node: string): Record<string, unknown> {
+  /**
+   * `messages` event metadata as LangGraph builds it: the run's metadata
+   * (the agent's settings), then where the event comes from. A model node
+   * adds LangSmith's provider keys.
+   */
+  private messageMeta(node: string, model?: ChatModel): Record<string, unknown> {
+    const step = this.stepNo + 1;
+    const pushed = node === "tools";
     return {
-      langgraph_node: node,
-      langgraph_step: this.stepNo + 1,
-      run_id: this.runId,
+      ...this.config.metadata,
       thread_id: this.threadId,
+      run_id: this.runId,
+      langgraph_step: step,
+      langgraph_node: node,
+      langgraph_triggers: pushed ? ["__pregel_push"] : [`branch:to:${node}`],
+      langgraph_path: pushed ? ["__pregel_push", 0, false] : ["__pregel_pull", node],
+      langgraph_checkpoint_ns: `${node}:${this.runId}:${step}`,
       ...(this.ns.length ? { checkpoint_ns: this.ns.join("|") } : {}),
+      ...(model ? { ls_provider: model.provider, ls_model_name: model.modelName, ls_model_type: "chat", ls_temperature: null } : {}),
     };
   }
 
@@ -172,8 +187,8 @@ export class RunExecution<S extends AgentState> {
     if (this.controller.signal.aborted) throw new RunCancelledError(errorMessage(this.controller.signal.reason ?? "aborted"));
   }
 
-  private apply(update: StateUpdate | undefined, node?: string): void {
-    if (!update) return;
+  private apply(update: StateUpdate | undefined, node?: string): boolean {
+    if (!update) return false;
     const clean: StateUpdate = {};
     let any = false;
     for (const [k, v] of Object.entries(update)) {
@@ -181,9 +196,30 @@ export class RunExecution<S extends AgentState> {
       clean[k] = v;
       any = true;
     }
-    if (!any) return;
+    if (!any) return false;
+    const before = this.state;
     this.state = applyUpdate(this.parts.schema, this.state, clean) as S;
-    if (node) this.emit("updates", { [node]: clean });
+    if (node) {
+      this.emit("updates", { [node]: clean });
+      this.echoNewMessages(before, clean, node);
+    }
+    return true;
+  }
+
+  /**
+   * As LangGraph's messages mode does for non-model nodes: a message a hook
+   * writes under an id the thread has not seen (e.g. the user message re-keyed
+   * by the date reminder) is streamed as a `messages` event.
+   */
+  private echoNewMessages(before: S, update: StateUpdate, node: string): void {
+    const written = update.messages;
+    if (!this.modes.has("messages") || !Array.isArray(written)) return;
+    let seen: Set<string> | undefined;
+    for (const m of written as Message[]) {
+      if (!m || typeof m !== "object" || !m.id || !("type" in m)) continue;
+      seen ??= new Set(((before.messages ?? []) as Message[]).map((x) => x.id).filter((id): id is string => !!id));
+      if (!seen.has(m.id)) this.deliver({ mode: "messages", ns: this.ns, data: [m, this.messageMeta(node)] });
+    }
   }
 
   /**
@@ -218,8 +254,10 @@ export class RunExecution<S extends AgentState> {
     for (const mw of hookOrder(this.parts.middleware, hook)) {
       this.checkAbort();
       const result = await mw[hook]!(this.state, this.runtime);
+      const node = `${mw.name}.${HOOK_NODE_SUFFIX[hook]}`;
+      // like a LangGraph node that returned nothing: the hook ran, its update is null
+      if (!this.apply(result ?? undefined, node)) this.emit("updates", { [node]: null });
       if (!result) continue;
-      this.apply(result, `${mw.name}.${HOOK_NODE_SUFFIX[hook]}`);
       if (result.jumpTo && !jump) jump = result.jumpTo;
     }
     return jump;
@@ -231,7 +269,7 @@ export class RunExecution<S extends AgentState> {
       this.checkAbort();
       const messages = req.systemPrompt ? [systemMessage(req.systemPrompt, { id: "system-prompt" }), ...req.messages] : req.messages;
       const acc = new AIMessageAccumulator();
-      const meta = wantMessages ? this.messageMeta("model") : undefined;
+      const meta = wantMessages ? this.messageMeta("model", req.model) : undefined;
       this.modelCalls++;
       for await (const part of req.model.stream({
         messages,
@@ -243,12 +281,16 @@ export class RunExecution<S extends AgentState> {
         if (chunk && meta) this.deliver({ mode: "messages", ns: this.ns, data: [chunk, meta] });
       }
       this.checkAbort();
-      return acc.finish();
+      const reply = acc.finish();
+      // Every model call is counted here, whichever middlewares are on: the outcome's totals are the provider's own figures.
+      this.outcome.recordUsage(AGENT_CALLER, reply.usage_metadata);
+      return reply;
     };
     this.modelHandler = composeModelCall(this.parts.middleware, inner);
     const exec = makeToolExecutor<S>({
       tools: this.parts.tools,
       context: this.context,
+      outcome: this.outcome,
       runSignal: this.controller.signal,
       writer: (e) => this.emit("custom", e),
       emit: (e) => this.runtime.emit(e),
@@ -266,16 +308,12 @@ export class RunExecution<S extends AgentState> {
 
   /** Execute the run to completion. Never throws: failures are reported in the result. */
   async execute(input: RunInput): Promise<RunResult<S>> {
-    let result: RunResult<S>;
+    let result: Omit<RunResult<S>, "outcome">;
     try {
       result = await this.loop(input);
-      const runError = this.context.run_error as { type?: string; reason?: string } | undefined;
+      const runError = this.outcome.error;
       if (result.status === "success" && runError) {
-        result = {
-          ...result,
-          status: "error",
-          error: new DeerFlowError(runError.type ?? "run_error", runError.reason ?? "The run ended with an error"),
-        };
+        result = { ...result, status: "error", error: new DeerFlowError(runError.type, runError.reason) };
       }
     } catch (err) {
       const cancelled = this.controller.signal.aborted || isAbortError(err);
@@ -298,7 +336,7 @@ export class RunExecution<S extends AgentState> {
       }
     }
     this.events.close();
-    return result;
+    return { ...result, outcome: this.outcome.snapshot() };
   }
 
   private async loadInitial(): Promise<{ pendingInterrupts: Interrupt[] }> {
@@ -325,7 +363,7 @@ export class RunExecution<S extends AgentState> {
     return { pendingInterrupts: (loaded.record.metadata.interrupts as Interrupt[] | undefined) ?? [] };
   }
 
-  private async loop(input: RunInput): Promise<RunResult<S>> {
+  private async loop(input: RunInput): Promise<Omit<RunResult<S>, "outcome">> {
     this.buildHandlers();
     this.checkAbort(); // cancelled before it started: write nothing
     const { pendingInterrupts } = await this.loadInitial();
@@ -337,9 +375,10 @@ export class RunExecution<S extends AgentState> {
         const first = pendingInterrupts[0];
         if (first.toolCallId) this.resumeValues.set(first.toolCallId, input.resume);
       }
-      this.apply(input.update, "__input__");
+      this.apply(input.update);
     } else if (input) {
-      this.apply(input as StateUpdate, "__input__");
+      // LangGraph streams no `updates` event for the run's input (the first event after metadata is `values`)
+      this.apply(input as StateUpdate);
     }
     await this.commit("__input__", { source: this.options.checkpointId ? "fork" : "input" });
     if (resuming) {

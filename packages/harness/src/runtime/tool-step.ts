@@ -6,6 +6,7 @@ import type { AgentState } from "../state";
 import { toolMessage } from "../messages";
 import type { ToolCall, ToolMessage } from "../messages";
 import { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
+import type { RunOutcomeRecorder } from "./outcome";
 import type { ToolCallHandler, ToolCallRequest, ToolCallResult } from "./types";
 
 
@@ -41,6 +42,7 @@ export function errorToolMessage(call: { id: string; name: string }, text: strin
 export interface ToolExecDeps {
   tools: Map<string, ToolDefinition>;
   context: RunContext;
+  outcome: RunOutcomeRecorder;
   runSignal: AbortSignal;
   writer(event: CustomEvent): void;
   emit(event: NestedStreamEvent): void;
@@ -79,6 +81,7 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
     const runtime: ToolRuntime = {
       state: req.state,
       context: deps.context,
+      outcome: deps.outcome,
       toolCallId: call.id,
       signal,
       writer: deps.writer,

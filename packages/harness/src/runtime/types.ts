@@ -2,6 +2,7 @@ import type { AIMessage, Message, ToolCall, ToolMessage } from "../messages";
 import type { ChatModel, ModelSettings } from "../models/types";
 import type { AgentState, Command, StateSchema, StateUpdate } from "../state";
 import type { CustomEvent, RunContext, ToolDefinition } from "../tools/types";
+import type { RunOutcome, RunOutcomeRecorder } from "./outcome";
 
 /** Stream modes of a run (LangGraph names; `messages` is the tuple mode). */
 export type StreamMode = "values" | "updates" | "messages" | "custom" | "checkpoints" | "debug" | "tasks";
@@ -23,8 +24,10 @@ export type HookResult = (StateUpdate & { jumpTo?: JumpTarget }) | void | undefi
 export interface Runtime<S extends AgentState = AgentState> {
   readonly threadId: string;
   readonly runId: string;
-  /** Mutable per-run context (`thread_id`, `run_id`, `user_id`, `stop_reason`…). */
+  /** Per-run context: identity (`thread_id`, `run_id`, `user_id`) and the run's options. */
   readonly context: RunContext;
+  /** Where middlewares report the run's stop reason, usage and error (read back from `RunResult.outcome`). */
+  readonly outcome: RunOutcomeRecorder;
   readonly signal: AbortSignal;
   /** The agent's model (middlewares such as Title may call it directly). */
   readonly model: ChatModel;
@@ -165,6 +168,8 @@ export interface RunResult<S extends AgentState = AgentState> {
   startCheckpointId?: string | null;
   /** The thread's state when the run started, before its input was applied (absent on a new thread). */
   startState?: S;
+  /** Stop reason, usage by caller and error, as reported through `runtime.outcome`. */
+  outcome: RunOutcome;
 }
 
 /** A state snapshot at a checkpoint. */

@@ -2,15 +2,17 @@ import { SandboxError } from "../errors";
 import type { SandboxConfig } from "./config";
 import { parseSandboxConfig } from "./config";
 import { BwrapSandbox } from "./bwrap-sandbox";
-import { probeBwrap } from "./bwrap/probe";
-import type { BwrapProbe } from "./bwrap/probe";
+import { bindStrategy, probeBwrapDataDir } from "./bwrap/data-dir-probe";
+import type { BwrapDataDirProbe } from "./bwrap/data-dir-probe";
+import type { StageTools } from "./bwrap/staging";
 import { LeaseRegistryProvider } from "./lease-registry";
 import { threadDirs } from "./thread-paths";
 
 /** Options of {@link BwrapSandboxProvider}. */
 export interface BwrapProviderOptions {
   baseDir: string;
-  skillsPath?: string;
+  /** Host skills directory bound read-only, or one per user (the skills registry's enabled-only view, under `baseDir`). */
+  skillsPath?: string | ((userId: string) => string);
   skillsContainerPath?: string;
   /** Override the bwrap binary (tests). */
   bwrapPath?: string;
@@ -26,13 +28,18 @@ export function sandboxRunAs(config: SandboxConfig): { uid: number; gid: number 
  * Runs each command in bubblewrap with a minimal read-only root, only the
  * thread's directories bound, new namespaces, no network (by default), a
  * cleared environment, no capabilities, prlimit limits and — when the
- * service is root — an unprivileged uid.
- * @throws SandboxError when bwrap cannot run on this machine.
+ * service is root — an unprivileged uid. At construction it starts one real
+ * sandbox against the data dir (see {@link probeBwrapDataDir}), so a data dir
+ * the sandbox uid cannot reach is refused up front, by name, instead of
+ * failing every later command.
+ * @throws SandboxError when bwrap cannot run on this machine or cannot bind the data dir.
  */
 export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
   readonly kind = "bwrap";
   readonly config: SandboxConfig;
-  readonly probe: BwrapProbe;
+  readonly probe: BwrapDataDirProbe;
+  /** Set when bind sources are staged in a private mount namespace (a directory above them is closed to the sandbox uid). */
+  readonly stage?: StageTools;
   private readonly runAs?: { uid: number; gid: number };
 
   constructor(
@@ -42,10 +49,19 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
     super();
     this.config = config ?? parseSandboxConfig({});
     this.runAs = sandboxRunAs(this.config);
-    this.probe = probeBwrap({ runAs: this.runAs, bwrapPath: options.bwrapPath });
+    this.probe = probeBwrapDataDir({ baseDir: options.baseDir, runAs: this.runAs, bwrapPath: options.bwrapPath });
     if (!this.probe.ok || !this.probe.bwrapPath) {
-      throw new SandboxError(`bubblewrap sandbox is not usable: ${this.probe.reason}`, { code: "sandbox_unavailable" });
+      throw new SandboxError(`bubblewrap sandbox is not usable: ${this.probe.reason}`, { code: "sandbox_unavailable", details: { baseDir: this.probe.baseDir, blocker: this.probe.blocker } });
     }
+    const extraHosts = [...(typeof options.skillsPath === "string" ? [options.skillsPath] : []), ...this.config.mounts.map((m) => m.host_path)];
+    const strategy = bindStrategy(options.baseDir, this.runAs, extraHosts);
+    if (strategy.blocker && !strategy.stage) {
+      throw new SandboxError(`bubblewrap sandbox is not usable: the sandbox uid cannot enter ${strategy.blocker} and unshare/mount are missing`, {
+        code: "sandbox_unavailable",
+        details: { blocker: strategy.blocker },
+      });
+    }
+    this.stage = strategy.stage;
   }
 
   protected create(id: string, threadId: string, userId: string): BwrapSandbox {
@@ -54,13 +70,14 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
       id,
       baseDir: this.options.baseDir,
       dirs: threadDirs(this.options.baseDir, threadId, userId),
-      skillsPath: this.options.skillsPath,
+      skillsPath: typeof this.options.skillsPath === "function" ? this.options.skillsPath(userId) : this.options.skillsPath,
       skillsContainerPath: this.options.skillsContainerPath,
       mounts: this.config.mounts,
       bwrapPath: this.probe.bwrapPath as string,
       prlimitPath: this.probe.prlimitPath,
       setprivPath: this.probe.setprivPath,
       runAs: this.runAs,
+      stage: this.stage,
       network: this.config.network,
       limits: {
         cpuSeconds: l.cpu_seconds,

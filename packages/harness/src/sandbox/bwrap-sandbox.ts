@@ -4,6 +4,7 @@ import { MappedSandbox } from "./mapped-sandbox";
 import type { MappedSandboxInit } from "./mapped-sandbox";
 import { buildBwrapCommand } from "./bwrap/argv";
 import type { BwrapBind, BwrapLimits } from "./bwrap/argv";
+import type { StageTools } from "./bwrap/staging";
 import { spawnCapped } from "./spawn-capped";
 import { ensureThreadDirs, VIRTUAL_OUTPUTS, VIRTUAL_SKILLS, VIRTUAL_UPLOADS, VIRTUAL_WORKSPACE } from "./thread-paths";
 import type { ExecuteOptions, ExecuteResult } from "./types";
@@ -16,6 +17,8 @@ export interface BwrapSandboxInit extends MappedSandboxInit {
   setprivPath?: string;
   /** Unprivileged uid/gid to run as (set when the service runs as root). */
   runAs?: { uid: number; gid: number };
+  /** Stage bind sources in a private mount namespace (see `bwrap/staging.ts`). */
+  stage?: StageTools;
   network: boolean;
   limits: BwrapLimits;
   defaultTimeoutMs: number;
@@ -40,11 +43,15 @@ export class BwrapSandbox extends MappedSandbox {
     this.opts = init;
   }
 
-  /** Create the thread dirs (owned by the sandbox uid) and make their ancestors traversable by it. */
+  /**
+   * Create the thread dirs (owned by the sandbox uid). Unstaged, also make
+   * their ancestors inside the data dir enterable by it; staged binds need
+   * no path to be enterable, so nothing is opened up.
+   */
   override init(): Promise<void> {
     this.prepared ??= (async () => {
       await ensureThreadDirs(this.dirs, this.opts.runAs);
-      if (!this.opts.runAs) return;
+      if (!this.opts.runAs || this.opts.stage) return;
       const base = path.resolve(this.opts.baseDir);
       for (let dir = this.dirs.userData; ; dir = path.dirname(dir)) {
         const s = await stat(dir);
@@ -76,6 +83,7 @@ export class BwrapSandbox extends MappedSandbox {
       prlimitPath: this.opts.prlimitPath,
       setprivPath: this.opts.setprivPath,
       runAs: this.opts.runAs,
+      stage: this.opts.stage,
       binds: this.binds(),
       network: this.opts.network,
       limits: this.opts.limits,

@@ -1,6 +1,6 @@
 import { SandboxError } from "../errors";
 import { BwrapSandboxProvider, sandboxRunAs } from "./bwrap-provider";
-import { probeBwrap } from "./bwrap/probe";
+import { probeBwrapDataDir } from "./bwrap/data-dir-probe";
 import { parseSandboxConfig } from "./config";
 import type { SandboxConfig } from "./config";
 import { LocalSandboxProvider } from "./local-provider";
@@ -11,7 +11,8 @@ import type { SandboxProvider } from "./types";
 export interface CreateSandboxProviderOptions {
   /** Runtime home (DEER_FLOW_HOME); thread data goes under `{baseDir}/users/…`. */
   baseDir: string;
-  skillsPath?: string;
+  /** Host skills directory, or a per-user one (see the providers' `skillsPath`). */
+  skillsPath?: string | ((userId: string) => string);
   skillsContainerPath?: string;
   /** Where the "no isolation" warning goes (default console.warn). */
   warn?(message: string): void;
@@ -30,7 +31,7 @@ export const BWRAP_PROVIDER_NAMES = new Set(["bwrap", "bubblewrap"]);
 /**
  * Instantiate the provider selected by `sandbox.use`: `local` (or DeerFlow's
  * LocalSandboxProvider class path), `bwrap`; with no `use`, bwrap when it
- * works on this machine, else local with a warning. Other DeerFlow providers
+ * works on this machine with this data dir, else local with a warning. Other DeerFlow providers
  * (aio, e2b, …) raise a SandboxError.
  */
 export function createSandboxProvider(
@@ -41,7 +42,7 @@ export function createSandboxProvider(
   const use = config.use?.trim();
   const providerOptions = { baseDir: options.baseDir, skillsPath: options.skillsPath, skillsContainerPath: options.skillsContainerPath };
   if (use === undefined || use === "" || use === "auto") {
-    if (probeBwrap({ runAs: sandboxRunAs(config) }).ok) return new BwrapSandboxProvider(config, providerOptions);
+    if (probeBwrapDataDir({ baseDir: options.baseDir, runAs: sandboxRunAs(config) }).ok) return new BwrapSandboxProvider(config, providerOptions);
     (options.warn ?? console.warn)(LOCAL_NO_ISOLATION_WARNING);
     return new LocalSandboxProvider(config, providerOptions);
   }

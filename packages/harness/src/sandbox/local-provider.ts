@@ -8,8 +8,8 @@ import { threadDirs } from "./thread-paths";
 export interface LocalProviderOptions {
   /** Runtime home; thread data lives under `{baseDir}/users/…`. */
   baseDir: string;
-  /** Host skills directory mounted read-only at `/mnt/skills`. */
-  skillsPath?: string;
+  /** Host skills directory mounted read-only at `/mnt/skills`, or one per user (the skills registry's enabled-only view). */
+  skillsPath?: string | ((userId: string) => string);
   skillsContainerPath?: string;
 }
 
@@ -35,7 +35,7 @@ export class LocalSandboxProvider extends LeaseRegistryProvider<LocalSandbox> {
     return new LocalSandbox({
       id,
       dirs: threadDirs(this.options.baseDir, threadId, userId),
-      skillsPath: this.options.skillsPath,
+      skillsPath: typeof this.options.skillsPath === "function" ? this.options.skillsPath(userId) : this.options.skillsPath,
       skillsContainerPath: this.options.skillsContainerPath,
       mounts: this.config.mounts,
       allowHostBash: this.config.allow_host_bash,

@@ -1,4 +1,4 @@
-import { ModelCallError } from "../errors";
+import { DeerFlowError, ModelCallError } from "../errors";
 import type { ModelErrorKind } from "../errors";
 import { contentText } from "../messages";
 import type { UsageMetadata } from "../messages";
@@ -53,6 +53,29 @@ export interface ScriptedModelOptions {
   recordRequests?: boolean;
 }
 
+/**
+ * Thrown by {@link ScriptedModel.assertComplete} when a test left scripted
+ * steps unconsumed or made calls past the end of the script (code
+ * `scripted_model_incomplete`).
+ */
+export class ScriptIncompleteError extends DeerFlowError {
+  constructor(message: string, details: Record<string, unknown>) {
+    super("scripted_model_incomplete", message, { details });
+  }
+}
+
+/** A one-line description of a step, for error messages. */
+export function describeScriptStep(step: ScriptStep): string {
+  if (typeof step === "function") return "a function of the request";
+  if (typeof step === "string") return `text ${JSON.stringify(step.length > 60 ? `${step.slice(0, 60)}…` : step)}`;
+  if (isError(step)) return `error '${step.error.kind}'`;
+  const parts: string[] = [];
+  if (step.toolCalls?.length) parts.push(`tool calls [${step.toolCalls.map((c) => c.name).join(", ")}]`);
+  if (step.text) parts.push(`text ${JSON.stringify(step.text.length > 60 ? `${step.text.slice(0, 60)}…` : step.text)}`);
+  if (step.reasoning) parts.push("reasoning");
+  return parts.join(" + ") || "an empty response";
+}
+
 function isError(step: ScriptStep): step is ScriptedError {
   return typeof step === "object" && step !== null && "error" in step;
 }
@@ -102,6 +125,8 @@ export class ScriptedModel implements ChatModel {
   private readonly options: ScriptedModelOptions;
   private cursor = 0;
   private calls = 0;
+  /** 1-based numbers of the calls that found the script exhausted. */
+  private readonly overruns: number[] = [];
 
   constructor(steps: ScriptStep[] = [], options: ScriptedModelOptions = {}) {
     this.steps = [...steps];
@@ -125,6 +150,31 @@ export class ScriptedModel implements ChatModel {
     return Math.max(0, this.steps.length - this.cursor);
   }
 
+  /**
+   * Throw a {@link ScriptIncompleteError} unless every scripted step was
+   * consumed and no call went past the end of the script. Call it at the end
+   * of a test (e.g. in `afterEach`) so an agent that stops early or loops
+   * longer than scripted fails loudly.
+   */
+  assertComplete(): void {
+    const problems: string[] = [];
+    if (this.cursor < this.steps.length) {
+      const left = this.steps.slice(this.cursor).map((s, i) => `  step #${this.cursor + i + 1}: ${describeScriptStep(s)}`);
+      problems.push(`${left.length} of ${this.steps.length} scripted step(s) not consumed after ${this.calls} call(s):\n${left.join("\n")}`);
+    }
+    if (this.overruns.length) {
+      problems.push(`call(s) #${this.overruns.join(", #")} went past the end of the script (${this.steps.length} step(s))`);
+    }
+    if (problems.length) {
+      throw new ScriptIncompleteError(`ScriptedModel '${this.modelName}' script incomplete: ${problems.join("; ")}`, {
+        calls: this.calls,
+        scriptLength: this.steps.length,
+        unconsumed: Math.max(0, this.steps.length - this.cursor),
+        overruns: [...this.overruns],
+      });
+    }
+  }
+
   /** The last request received. */
   get lastRequest(): ModelRequest | undefined {
     return this.requests[this.requests.length - 1];
@@ -138,7 +188,14 @@ export class ScriptedModel implements ChatModel {
     } else if (this.options.onExhausted === "repeat-last" && this.steps.length) {
       step = this.steps[this.steps.length - 1];
     } else {
-      throw new ModelCallError(`ScriptedModel: script exhausted after ${this.steps.length} step(s)`, { kind: "unknown" });
+      // Recorded as well as thrown: a middleware may turn the throw into an
+      // error message, and assertComplete() must still fail the test.
+      this.overruns.push(this.calls);
+      throw new ModelCallError(
+        `ScriptedModel: call #${this.calls} (index ${index}) is past the end of the script: script exhausted after ${this.steps.length} step(s). ` +
+          "Add steps, or pass onExhausted: \"repeat-last\".",
+        { kind: "unknown", details: { callIndex: index, scriptLength: this.steps.length } },
+      );
     }
     while (typeof step === "function") step = step(request, index);
     return step as string | ScriptedResponse | ScriptedError;

@@ -2,11 +2,12 @@ import type { z } from "zod";
 import type { ContentBlock, ToolMessage } from "../messages";
 import type { AgentState, Command } from "../state";
 import type { JsonSchema } from "../models/types";
+import type { RunOutcomeRecorder } from "../runtime/outcome";
 
 /**
  * Per-run context visible to tools and middlewares (DeerFlow's
- * `runtime.context`). It is mutable for the duration of a run: middlewares
- * record e.g. `stop_reason` here.
+ * `runtime.context`): identity plus the run's options. What a run produces
+ * (stop reason, usage, errors) is reported through `outcome`, not here.
  */
 export interface RunContext {
   thread_id: string;
@@ -33,6 +34,8 @@ export interface ToolRuntime<S extends AgentState = AgentState> {
   /** State as of the model step that requested this call (read-only). */
   readonly state: S;
   readonly context: RunContext;
+  /** The run's outcome recorder (a sub-agent tool adds the child's usage here). */
+  readonly outcome: RunOutcomeRecorder;
   readonly toolCallId: string;
   /** Aborted when the run is cancelled or the tool times out. */
   readonly signal: AbortSignal;

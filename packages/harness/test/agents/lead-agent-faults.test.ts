@@ -36,7 +36,7 @@ llm_call:
   burst_retry_base_delay_ms: 20
 ${extra}`);
   const factory = createLeadAgentFactory({ config, baseDir: home, warn: () => {} });
-  const agent = factory.makeLeadAgent({});
+  const agent = await factory.makeLeadAgent({});
   const events: StreamEvent[] = [];
   const stream = agent.stream({ messages: [humanMessage("hello")] }, { threadId: `f${Math.random().toString(36).slice(2, 10)}`, streamMode: ["custom", "values"] });
   for await (const e of stream) events.push(e);

@@ -12,7 +12,8 @@ import {
   modelsResponseSchema,
   threadResponseSchema,
 } from "../../src/client";
-import type { AgentFactory, ClientStreamEvent } from "../../src/client";
+import type { ClientStreamEvent } from "../../src/client";
+import type { AgentFactory } from "../../src/deerflow-runtime";
 import { PathAccessError } from "../../src/errors";
 import { createClarificationMiddleware } from "../../src/middlewares/clarification";
 import { createAgent } from "../../src/runtime";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MemoryCheckpointStore } from "../../src/checkpoints";
 import { DeerFlowClient, LEGACY_THREAD_INDEX_PATH } from "../../src/client";
-import type { AgentFactory } from "../../src/client";
+import type { AgentFactory } from "../../src/deerflow-runtime";
 import { createMemoryStores, openSqliteStores, persistenceDbPath } from "../../src/persistence";
 import { createAgent } from "../../src/runtime";
 import { threadStateSchema } from "../../src/state";

@@ -55,7 +55,7 @@ describe("LoopDetectionMiddleware", () => {
     expect(msg.additional_kwargs.tool_calls).toBeUndefined();
     expect(msg.response_metadata.finish_reason).toBe("stop");
     expect(msg.content).toBe(`\n\n${LOOP_HARD_STOP_MESSAGE}`.trimStart());
-    expect(rt.context.stop_reason).toBe("loop_capped");
+    expect(rt.outcome.stopReason).toBe("loop_capped");
   });
 
   it("tracks threads separately and evicts LRU threads beyond max_tracked_threads", async () => {

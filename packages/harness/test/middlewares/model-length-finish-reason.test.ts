@@ -16,17 +16,18 @@ describe("ModelLengthFinishReasonMiddleware", () => {
     const rt = leadRuntime();
     const st = leadState([aiMessage("partial answer", { response_metadata: meta })]);
     expect(await mw.afterModel!(st, rt)).toBeUndefined();
-    expect(rt.context.stop_reason).toBe("model_length_capped");
+    expect(rt.outcome.stopReason).toBe("model_length_capped");
   });
   it("ignores tool intent, empty content, normal stops, and keeps an earlier stop reason", async () => {
     const rt = leadRuntime();
     await mw.afterModel!(leadState([callAI([{ name: "x" }], { response_metadata: { finish_reason: "length" } })]), rt);
     await mw.afterModel!(leadState([aiMessage("", { response_metadata: { finish_reason: "length" } })]), rt);
     await mw.afterModel!(leadState([aiMessage("ok", { response_metadata: { finish_reason: "stop" } })]), rt);
-    expect(rt.context.stop_reason).toBeUndefined();
-    const rt2 = leadRuntime({ context: { stop_reason: "loop_capped" } });
+    expect(rt.outcome.stopReason).toBeNull();
+    const rt2 = leadRuntime();
+    rt2.outcome.setStopReason("loop_capped");
     await mw.afterModel!(leadState([aiMessage("x", { response_metadata: { finish_reason: "length" } })]), rt2);
-    expect(rt2.context.stop_reason).toBe("loop_capped");
+    expect(rt2.outcome.stopReason).toBe("loop_capped");
   });
   it("full run: a length-capped final answer keeps its content", async () => {
     const model = new ScriptedModel([{ text: "truncated...", finishReason: "length" }]);

@@ -21,7 +21,7 @@ describe("SafetyFinishReasonMiddleware", () => {
       "The model provider stopped this response with a safety-related signal (finish_reason='content_filter', detector='openai_compatible_content_filter'). Any tool calls produced in this turn were suppressed because their arguments may be truncated and unsafe to execute. Please rephrase the request or ask for a narrower output.",
     );
     expect(out.additional_kwargs.safety_termination).toMatchObject({ suppressed_tool_call_count: 2, suppressed_tool_call_names: ["bash", "write_file"] });
-    expect(rt.context.stop_reason).toBe("safety_capped");
+    expect(rt.outcome.stopReason).toBe("safety_capped");
     expect(rt.events).toEqual([
       { type: "safety_termination", detector: "openai_compatible_content_filter", reason_field: "finish_reason", reason_value: "content_filter", suppressed_tool_call_count: 2, suppressed_tool_call_names: ["bash", "write_file"], thread_id: "t1" },
     ]);

@@ -32,7 +32,7 @@ describe("TerminalResponseMiddleware", () => {
     const second = (await mw.afterModel!(afterTool(aiMessage("  ", { id: "f2" })), rt)) as any;
     expect(second.jumpTo).toBeUndefined();
     expect(second.messages[0]).toMatchObject({ id: "f2", content: TERMINAL_FALLBACK_CONTENT, additional_kwargs: { deerflow_error_fallback: true } });
-    expect(rt.context.run_error).toMatchObject({ type: "empty_terminal_response" });
+    expect(rt.outcome.error).toMatchObject({ type: "empty_terminal_response" });
   });
 
   it("full run: empty answer → retry with reminder → visible answer; empty message not persisted", async () => {

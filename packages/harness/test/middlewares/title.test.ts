@@ -25,6 +25,20 @@ describe("TitleMiddleware", () => {
     expect(await mw.afterModel!(leadState([reminder, humanMessage("Plan a trip"), aiMessage("ok")]), rt)).toEqual({ title: "Plan a trip" });
   });
 
+  it("titles a message that carries an upload block by the user's own words, never by the injected block", async () => {
+    const mw = createTitleMiddleware();
+    const withUpload = humanMessage("<current_uploads>\nThe following files were uploaded with this message:\n- a.csv\n</current_uploads>\n\nSummarise the sales data", {
+      additional_kwargs: { original_user_content: "Summarise the sales data", files: [{ filename: "a.csv" }] },
+    });
+    expect(await mw.afterModel!(leadState([withUpload, aiMessage("ok")]), leadRuntime())).toEqual({ title: "Summarise the sales data" });
+    const model = new ScriptedModel(["Sales summary"]);
+    const viaModel = createTitleMiddleware({ model_name: "fast", model });
+    await viaModel.afterModel!(leadState([withUpload, aiMessage("ok")]), leadRuntime());
+    const prompt = String(model.requests[0].messages[0].content);
+    expect(prompt).toContain("Summarise the sales data");
+    expect(prompt).not.toContain("current_uploads");
+  });
+
   it("local fallback truncates to min(max_chars,50) with ... or says New Conversation", async () => {
     const mw = createTitleMiddleware();
     const long = "word ".repeat(30);

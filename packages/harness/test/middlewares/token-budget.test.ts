@@ -40,7 +40,7 @@ describe("TokenBudgetMiddleware", () => {
     expect(res.messages[0].content).toBe(
       "\n\n[TOKEN BUDGET EXCEEDED] The total token usage (1,010) has exceeded the safety limit (1,000). Producing final answer with results collected so far.".trimStart(),
     );
-    expect(rt.context.stop_reason).toBe("token_capped");
+    expect(rt.outcome.stopReason).toBe("token_capped");
   });
 
   it("uses the highest of total/input/output fractions", async () => {

@@ -8,16 +8,13 @@ import { createTokenUsageMiddleware } from "../../src/middlewares/token-usage";
 import { apply, callAI, leadRuntime, leadState } from "./_fixtures-lead";
 
 describe("TokenUsageMiddleware", () => {
-  it("accumulates run totals in context.token_usage, counting each message once", async () => {
+  it("leaves the run totals to the runtime: it reports no usage of its own", async () => {
     const mw = createTokenUsageMiddleware();
     const rt = leadRuntime();
-    await mw.beforeAgent!(leadState([]), rt);
     const a = aiMessage("hi", { id: "a", usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } });
     await mw.afterModel!(leadState([humanMessage("q"), a]), rt);
-    await mw.afterModel!(leadState([humanMessage("q"), a]), rt);
-    const b = aiMessage("yo", { id: "b", usage_metadata: { input_tokens: 20, output_tokens: 1, total_tokens: 21 } });
-    await mw.afterModel!(leadState([humanMessage("q"), a, b]), rt);
-    expect(rt.context.token_usage).toEqual({ input_tokens: 30, output_tokens: 6, total_tokens: 36, llm_call_count: 2 });
+    expect(rt.outcome.snapshot().usage.total_tokens).toBe(0);
+    expect(rt.context.token_usage).toBeUndefined();
   });
 
   it("stamps step attribution (todo actions, subagent dispatch, final answer)", async () => {
@@ -48,13 +45,14 @@ describe("TokenUsageMiddleware", () => {
     expect((st.messages[1] as any).usage_metadata.total_tokens).toBe(152);
   });
 
-  it("full run: totals land in the run context", async () => {
-    const ctx: Record<string, unknown> = {};
-    const spy = { name: "Spy", afterAgent: (_s: unknown, rt: any) => void Object.assign(ctx, rt.context) };
-    const model = new ScriptedModel([{ toolCalls: [{ name: "n", args: {} }], usage: { input_tokens: 5, output_tokens: 2 } }, { text: "done", usage: { input_tokens: 7, output_tokens: 3 } }]);
-    const n = tool({ name: "n", description: "n", schema: z.object({}), execute: () => "x" });
-    const agent = createAgent({ model, tools: [n], middleware: [spy, createTokenUsageMiddleware()] });
-    await agent.invoke({ messages: [humanMessage("q")] }, { threadId: "tu1" });
-    expect(ctx.token_usage).toEqual({ input_tokens: 12, output_tokens: 5, total_tokens: 17, llm_call_count: 2 });
+  it("full run: the run outcome adds up the model's reported usage, with or without this middleware", async () => {
+    for (const middleware of [[createTokenUsageMiddleware()], []]) {
+      const model = new ScriptedModel([{ toolCalls: [{ name: "n", args: {} }], usage: { input_tokens: 5, output_tokens: 2 } }, { text: "done", usage: { input_tokens: 7, output_tokens: 3 } }]);
+      const n = tool({ name: "n", description: "n", schema: z.object({}), execute: () => "x" });
+      const agent = createAgent({ model, tools: [n], middleware });
+      const r = await agent.invoke({ messages: [humanMessage("q")] }, { threadId: `tu${middleware.length}` });
+      expect(r.outcome.usage).toEqual({ input_tokens: 12, output_tokens: 5, total_tokens: 17, llm_call_count: 2 });
+      expect(r.outcome.usageByCaller).toEqual({ lead_agent: { input_tokens: 12, output_tokens: 5, total_tokens: 17, calls: 2 } });
+    }
   });
 });

@@ -82,3 +82,14 @@ describe("ToolErrorHandlingMiddleware", () => {
     expect(t.additional_kwargs[TOOL_META_KEY]).toMatchObject({ source: "exception", status: "error" });
   });
 });
+
+describe("ToolErrorHandlingMiddleware: task failures", () => {
+  it("stamps the sub-agent status contract on a task call that threw", async () => {
+    const mw = createToolErrorHandlingMiddleware();
+    const out = (await mw.wrapToolCall!(toolRequest({ name: "task" }), async () => {
+      throw new Error("executor exploded");
+    })) as ToolMessage;
+    expect(out.status).toBe("error");
+    expect(out.additional_kwargs).toMatchObject({ subagent_status: "failed", subagent_error: "Error: executor exploded" });
+  });
+});

@@ -246,12 +246,12 @@ describe("createAgent loop", () => {
 });
 
 describe("run status", () => {
-  it("a middleware can mark a completed run as failed through context.run_error; afterRun always runs", async () => {
+  it("a middleware can mark a completed run as failed through runtime.outcome.setError; afterRun always runs", async () => {
     const seen: string[] = [];
     const mw: AgentMiddleware = {
       name: "Marker",
       afterModel: (_s, rt) => {
-        rt.context.run_error = { type: "empty_terminal_response", reason: "no answer" };
+        rt.outcome.setError({ type: "empty_terminal_response", reason: "no answer" });
         return undefined;
       },
       afterRun: (_s, _rt, status) => void seen.push(status),
@@ -260,6 +260,7 @@ describe("run status", () => {
     expect(r.status).toBe("error");
     expect(r.error).toMatchObject({ code: "empty_terminal_response" });
     expect(seen).toEqual(["error"]);
+    expect(r.outcome.error).toEqual({ type: "empty_terminal_response", reason: "no answer" });
   });
 });
 

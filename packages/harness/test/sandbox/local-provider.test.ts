@@ -162,10 +162,10 @@ describe("createSandboxProvider", () => {
     if (p.kind === "local") expect(warn).toHaveBeenCalledWith(expect.stringMatching(/NO isolation/));
     else expect(p.kind).toBe("bwrap");
   });
-  it("accepts DeerFlow's example sandbox section unchanged", async () => {
+  const fixture = path.resolve(__dirname, "../../../../../shared/fixtures/deerflow/config.example.yaml");
+  if (!existsSync(fixture)) console.warn(`[sandbox tests] SKIPPING DeerFlow's example sandbox section: ${fixture} is absent`);
+  it.skipIf(!existsSync(fixture))("accepts DeerFlow's example sandbox section unchanged", async () => {
     const { parse } = await import("yaml");
-    const fixture = path.resolve(__dirname, "../../../../../shared/fixtures/deerflow/config.example.yaml");
-    if (!existsSync(fixture)) return;
     const cfg = parse(readFileSync(fixture, "utf8")) as { sandbox: unknown };
     const parsed = parseSandboxConfig(cfg.sandbox);
     expect(parsed.allow_host_bash).toBe(false);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ScriptedModel } from "../../src/testing";
+import { ScriptedModel, ScriptIncompleteError } from "../../src/testing";
 import { collectModelStream } from "../../src/models";
 import { humanMessage } from "../../src/messages";
 import type { ModelStreamPart } from "../../src/models";
@@ -32,5 +32,48 @@ describe("ScriptedModel", () => {
     expect(err).toBeInstanceOf(ModelCallError);
     expect(err).toMatchObject({ kind: "rate_limit", status: 429, retryAfterMs: 1500 });
     await expect(collectModelStream(m.stream(req()))).rejects.toThrow(/script exhausted/);
+  });
+
+  it("assertComplete() passes when every step was consumed and nothing ran past the script", async () => {
+    const m = new ScriptedModel(["one", { text: "two" }]);
+    await collectModelStream(m.stream(req()));
+    await collectModelStream(m.stream(req()));
+    expect(() => m.assertComplete()).not.toThrow();
+  });
+
+  it("assertComplete() lists the steps a test left unconsumed", async () => {
+    const m = new ScriptedModel(["first", { text: "Writing it.", toolCalls: [{ name: "write_file", args: {} }] }, () => "later"]);
+    await collectModelStream(m.stream(req()));
+    const err = (() => {
+      try {
+        m.assertComplete();
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(ScriptIncompleteError);
+    expect(err).toMatchObject({ code: "scripted_model_incomplete", details: { calls: 1, scriptLength: 3, unconsumed: 2 } });
+    const message = (err as Error).message;
+    expect(message).toContain("2 of 3 scripted step(s) not consumed after 1 call(s)");
+    expect(message).toContain('step #2: tool calls [write_file] + text "Writing it."');
+    expect(message).toContain("step #3: a function of the request");
+  });
+
+  it("a call past the script fails naming the call index and script length, and assertComplete() still fails after the error was swallowed", async () => {
+    const m = new ScriptedModel(["only"]);
+    await collectModelStream(m.stream(req()));
+    const err = await collectModelStream(m.stream(req())).catch((e) => e);
+    expect(err).toBeInstanceOf(ModelCallError);
+    expect(err.message).toContain("call #2 (index 1) is past the end of the script");
+    expect(err.message).toContain("script exhausted after 1 step(s)");
+    expect(err.details).toEqual({ callIndex: 1, scriptLength: 1 });
+    // A runtime may convert the throw into an error message; the overrun is remembered.
+    expect(() => m.assertComplete()).toThrow(/call\(s\) #2 went past the end of the script \(1 step\(s\)\)/);
+  });
+
+  it("repeat-last never overruns", async () => {
+    const m = new ScriptedModel(["again"], { onExhausted: "repeat-last" });
+    for (let i = 0; i < 3; i++) expect((await collectModelStream(m.stream(req()))).content).toBe("again");
+    expect(() => m.assertComplete()).not.toThrow();
   });
 });

@@ -1,6 +1,7 @@
 import { buildModelsResponse } from "@deerflow/harness";
 import type { Hono } from "hono";
 import { z } from "zod";
+import { appSettings } from "../app-settings";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { checkThreadId, readJson } from "../validate";
@@ -14,7 +15,10 @@ const suggestionsSchema = z.looseObject({
 /** Models, features, skills, channels, suggestions (§3.4/§3.5). */
 export function registerAppInfoRoutes(app: Hono, ctx: GatewayContext): void {
   // the embedded client's listModels() builds the same body with the same function
-  const listing = () => buildModelsResponse({ models: ctx.options.models, token_usage: { enabled: ctx.options.tokenUsageEnabled } });
+  const listing = () => {
+    const s = appSettings(ctx);
+    return buildModelsResponse({ models: s.models, token_usage: { enabled: s.tokenUsageEnabled } });
+  };
 
   app.get("/models", (c) => c.json(listing()));
   app.get("/models/:name", (c) => {
@@ -23,7 +27,13 @@ export function registerAppInfoRoutes(app: Hono, ctx: GatewayContext): void {
     return c.json(m);
   });
   app.get("/features", (c) =>
-    c.json({ agents_api: { enabled: false }, browser_control: { enabled: false }, mcp_tasks: { enabled: false } }),
+    c.json({
+      agents_api: { enabled: appSettings(ctx).agentsApiEnabled },
+      browser_control: { enabled: false },
+      mcp_tasks: { enabled: false },
+      // Not a DeerFlow feature flag: our demo mode (scripted model), so the UI can say how to leave it.
+      demo_mode: ctx.options.demoMode ? { enabled: true, configure_command: ctx.options.demoMode.configureCommand } : { enabled: false },
+    }),
   );
   app.get("/skills", (c) => c.json({ skills: [] }));
   app.get("/channels/providers", (c) => c.json({ providers: [] }));

@@ -39,8 +39,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     const rec = await ctx.stores.runs.get(run.runId);
     c.header("Content-Location", contentLocation(run.threadId, run.runId));
     if (!rec || rec.status !== "success") return c.json({ status: rec?.status ?? "error", error: rec?.error ?? null });
-    const agent = await ctx.runs.stateAgent(run.threadId);
-    const snap = await agent.getState(run.threadId);
+    const snap = await ctx.runtime.readState(run.threadId);
     return c.json(snap?.values ?? {});
   };
 

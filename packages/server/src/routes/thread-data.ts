@@ -23,7 +23,18 @@ export function registerThreadDataRoutes(app: Hono, ctx: GatewayContext): void {
     const beforeSeq = beforeRaw === undefined || beforeRaw === "" ? undefined : queryInt(c, "before_seq", 0, 1, Number.MAX_SAFE_INTEGER);
     const { rows, hasMore } = await ctx.stores.messages.page(threadId, { limit, beforeSeq });
     const runs = new Map((await ctx.stores.runs.listByThread(threadId)).map((r) => [r.runId, r]));
-    const kept = rows.filter((r) => KEPT_TYPES.has(r.messageType));
+    // a successful regenerate/edit rerun supersedes the run it replays: that run's rows leave the feed
+    const superseded = new Set(
+      [...runs.values()].filter((r) => r.status === "success" && typeof r.metadata.regenerate_from_run_id === "string").map((r) => r.metadata.regenerate_from_run_id as string),
+    );
+    // a regenerate replays the user message under its old id, so that row stays with the old run:
+    // rows of a superseded run remain only while their message is still in the thread's state
+    let live: Set<string> | undefined;
+    if (rows.some((r) => superseded.has(r.runId))) {
+      const head = await ctx.runtime.readState(threadId);
+      live = new Set((head?.values.messages ?? []).map((m) => m.id).filter((id): id is string => !!id));
+    }
+    const kept = rows.filter((r) => KEPT_TYPES.has(r.messageType) && (!superseded.has(r.runId) || live?.has(String(r.content.id))));
     const lastAi = new Map<string, number>();
     kept.forEach((r, i) => {
       if (r.messageType === "ai") lastAi.set(r.runId, i);

@@ -15,6 +15,7 @@ import type { StateSnapshot, ThreadRecord } from "@deerflow/harness";
 import type { GatewayContext } from "../context";
 import { HttpError, threadNotFound } from "../http-error";
 import { checkThreadId, readJson } from "../validate";
+import { requireThreadRow, threadOf } from "./thread-access";
 import { historyEntry, stateResponse } from "./thread-views";
 
 const createSchema = z.looseObject({
@@ -76,10 +77,6 @@ export async function createThreadRecord(ctx: GatewayContext, threadId: string, 
   return rec;
 }
 
-async function latestSnapshot(ctx: GatewayContext, threadId: string, checkpointId?: string): Promise<StateSnapshot | undefined> {
-  const agent = await ctx.runs.stateAgent(threadId);
-  return agent.getState(threadId, checkpointId);
-}
 
 /** Threads endpoints (§2.2). */
 export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
@@ -120,17 +117,16 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.get("/threads/:thread_id", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
-    const t = await ownedThread(ctx, threadId);
-    const snap = await latestSnapshot(ctx, threadId);
+    const { threadId, row: t } = threadOf(c);
+    const snap = await ctx.runtime.readState(threadId);
     const response = threadDetailResponse(threadId, t, snap, ctx.options.userId);
     if (!response) throw threadNotFound(threadId);
     return c.json(response);
   });
 
   app.patch("/threads/:thread_id", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
-    const t = await requireThread(ctx, threadId);
+    const t = requireThreadRow(c);
+    const threadId = t.threadId;
     const body = await readJson(c, patchSchema, max);
     const patch = cleanMetadata(body.metadata);
     const pinOnly = Object.keys(patch).every((k) => k === "deerflow_pinned");
@@ -141,46 +137,42 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.delete("/threads/:thread_id", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
-    await requireThread(ctx, threadId);
+    const { threadId } = requireThreadRow(c);
     if (ctx.runs.hasWorkInFlight(threadId)) {
       throw new HttpError(409, `Thread has work in flight; cancel the active run of thread ${threadId} first`);
     }
-    await ctx.options.checkpointer?.deleteThread(threadId);
-    await ctx.stores.runs.deleteByThread(threadId);
-    await ctx.stores.messages.deleteByThread(threadId);
-    await ctx.stores.threads.delete(threadId);
-    // {baseDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
-    await rm(path.dirname(threadPaths(ctx.options.baseDir, ctx.options.userId, threadId).userData), { recursive: true, force: true });
+    // Checkpoints go through the runtime's one checkpointer (and its state cache), so the state is gone for every reader.
+    await ctx.runtime.deleteThread(threadId, ctx.options.userId);
+    if (ctx.options.baseDir !== ctx.runtime.dataDir) {
+      // {baseDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
+      await rm(path.dirname(threadPaths(ctx.options.baseDir, ctx.options.userId, threadId).userData), { recursive: true, force: true });
+    }
     return c.json({ success: true, message: `Thread ${threadId} deleted` });
   });
 
   app.get("/threads/:thread_id/state", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
-    if (await ctx.stores.threads.get(threadId) && !(await ownedThread(ctx, threadId))) throw threadNotFound(threadId);
-    const snap = await latestSnapshot(ctx, threadId);
+    const { threadId } = threadOf(c);
+    const snap = await ctx.runtime.readState(threadId);
     if (!snap) throw threadNotFound(threadId);
     return c.json(stateResponse(threadId, snap));
   });
 
   app.get("/threads/:thread_id/state/:checkpoint_id", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
-    const snap = await latestSnapshot(ctx, threadId, c.req.param("checkpoint_id"));
+    const { threadId } = threadOf(c);
+    const snap = await ctx.runtime.readState(threadId, c.req.param("checkpoint_id"));
     if (!snap) throw new HttpError(404, `Checkpoint ${c.req.param("checkpoint_id")} not found`);
     return c.json(stateResponse(threadId, snap));
   });
 
   app.post("/threads/:thread_id/state", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
-    await requireThread(ctx, threadId);
+    const { threadId } = requireThreadRow(c);
     const body = await readJson(c, stateUpdateSchema, max);
     if (ctx.runs.hasWorkInFlight(threadId)) throw new HttpError(409, `Thread ${threadId} already has an active run`);
-    const agent = await ctx.runs.stateAgent(threadId);
     const checkpointId = body.checkpoint?.checkpoint_id ?? body.checkpoint_id ?? undefined;
-    if (checkpointId && !(await agent.getState(threadId, checkpointId))) throw new HttpError(404, `Checkpoint ${checkpointId} not found`);
+    if (checkpointId && !(await ctx.runtime.readState(threadId, checkpointId))) throw new HttpError(404, `Checkpoint ${checkpointId} not found`);
     let snap: StateSnapshot;
     try {
-      snap = await agent.updateState(threadId, body.values ?? {}, { checkpointId, asNode: body.as_node ?? undefined });
+      snap = await ctx.runtime.updateState(threadId, body.values ?? {}, { checkpointId, asNode: body.as_node ?? undefined });
     } catch (err) {
       if (err instanceof InvalidUpdateError) throw new HttpError(422, err.message);
       if (err instanceof DeerFlowError && err.code === "validation_error") throw new HttpError(422, err.message);
@@ -193,12 +185,10 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.post("/threads/:thread_id/history", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
-    if (await ctx.stores.threads.get(threadId) && !(await ownedThread(ctx, threadId))) throw threadNotFound(threadId);
+    const { threadId } = threadOf(c);
     const body = await readJson(c, historySchema, max);
     const before = typeof body.before === "string" ? body.before : body.before?.configurable?.checkpoint_id;
-    const agent = await ctx.runs.stateAgent(threadId);
-    const snaps = await agent.getStateHistory(threadId, { limit: body.limit ?? 10, before: before ?? undefined });
+    const snaps = await ctx.runtime.stateHistory(threadId, { limit: body.limit ?? 10, before: before ?? undefined });
     const runIds = await ctx.stores.messages.runIds(threadId);
     const runs = new Map((await ctx.stores.runs.listByThread(threadId)).map((r) => [r.runId, r]));
     return c.json(snaps.map((s, i) => historyEntry(s, i === 0, runIds, runs)));

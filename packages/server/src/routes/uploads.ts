@@ -1,6 +1,7 @@
 import { threadPaths, UploadManager } from "@deerflow/harness";
 import type { ThreadPaths, UploadSource } from "@deerflow/harness";
 import type { Hono } from "hono";
+import { appSettings } from "../app-settings";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { ID_PATTERN } from "../validate";
@@ -13,8 +14,8 @@ import { ID_PATTERN } from "../validate";
  * handler.
  */
 export function registerUploadRoutes(app: Hono, ctx: GatewayContext): void {
-  const manager = new UploadManager(ctx.options.uploads);
-  const limits = manager.limits;
+  // Limits follow the current config (a config.yaml edit applies to the next upload).
+  const managerNow = (): UploadManager => new UploadManager(appSettings(ctx).uploads);
 
   /** Thread id → paths; a malformed id is a 400 here (DeerFlow's upload routes). */
   const paths = (raw: string): ThreadPaths => {
@@ -24,13 +25,15 @@ export function registerUploadRoutes(app: Hono, ctx: GatewayContext): void {
 
   app.get("/threads/:thread_id/uploads/limits", (c) => {
     paths(c.req.param("thread_id"));
-    return c.json({ ...limits });
+    return c.json({ ...managerNow().limits });
   });
 
   app.post("/threads/:thread_id/uploads", async (c) => {
     const target = paths(c.req.param("thread_id"));
     const declared = Number(c.req.header("content-length") ?? "NaN");
     // multipart framing adds some bytes; anything far beyond the total limit is refused unread
+    const manager = managerNow();
+    const limits = manager.limits;
     if (Number.isFinite(declared) && declared > limits.max_total_size + 1024 * 1024) {
       throw new HttpError(413, `The upload is larger than the total limit of ${limits.max_total_size} bytes (uploads.max_total_size).`);
     }
@@ -50,9 +53,9 @@ export function registerUploadRoutes(app: Hono, ctx: GatewayContext): void {
     return c.json(await manager.save(target, sources));
   });
 
-  app.get("/threads/:thread_id/uploads/list", async (c) => c.json(await manager.list(paths(c.req.param("thread_id")))));
+  app.get("/threads/:thread_id/uploads/list", async (c) => c.json(await managerNow().list(paths(c.req.param("thread_id")))));
 
   app.delete("/threads/:thread_id/uploads/:filename", async (c) =>
-    c.json(await manager.delete(paths(c.req.param("thread_id")), c.req.param("filename"))),
+    c.json(await managerNow().delete(paths(c.req.param("thread_id")), c.req.param("filename"))),
   );
 }

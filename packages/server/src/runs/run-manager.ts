@@ -1,19 +1,10 @@
 import { MessageCoalescer } from "./message-coalescer";
 import { randomUUID } from "node:crypto";
-import {
-  Command,
-  coerceMessage,
-  DeerFlowError,
-  emptyUsage,
-  messagesChangedByRun,
-  RunCancelledError,
-  runUsageFromMessages,
-  TERMINAL_RUN_STATUSES,
-  ValidationError,
-} from "@deerflow/harness";
+import { Command, coerceMessage, DeerFlowError, emptyUsage, readRuntimeOptions, RunCancelledError, TERMINAL_RUN_STATUSES, ValidationError } from "@deerflow/harness";
 import type {
   Agent,
-  Message,
+  DeerFlowRuntime,
+  ModelEntry,
   MultitaskStrategy,
   PersistenceStores,
   RunInput,
@@ -21,11 +12,11 @@ import type {
   RunRecord,
   RunRecordStatus as RunStatus,
   RunResult,
-  RunUsage,
+  RunSettings,
   StreamMode,
 } from "@deerflow/harness";
 import { HttpError } from "../http-error";
-import type { AgentRunConfig, ResolvedGatewayOptions } from "../options";
+import type { ResolvedGatewayOptions } from "../options";
 import { RunEventBuffer } from "../sse/event-buffer";
 import { agentNameFromAssistant, CONTEXT_WHITELIST, requestedModes } from "./run-request";
 import type { ClientStreamMode, RunCreateRequest } from "./run-request";
@@ -49,7 +40,9 @@ export interface LiveRun {
 interface PreparedRun {
   input: RunInput;
   options: Omit<RunOptions, "signal">;
-  agentConfig: AgentRunConfig;
+  /** The run's DeerFlow settings, parsed once here and passed unchanged to the agent factory. */
+  settings: RunSettings;
+  assistantId: string;
   modes: ClientStreamMode[];
   subgraphs: boolean;
 }
@@ -64,13 +57,6 @@ interface InternalRun extends LiveRun {
   /** Resolves once the run record is stored; a run executes only after that. */
   stored: Promise<void>;
   resolveDone: () => void;
-}
-
-/** Where a run started: its thread's checkpoint, messages and title before the run. */
-interface RunStart {
-  checkpointId: string | null;
-  messages: Message[];
-  title: unknown;
 }
 
 const HARNESS_MODE: Record<ClientStreamMode, StreamMode> = {
@@ -100,10 +86,20 @@ export class RunManager {
   private readonly reapTimers = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
 
+  private readonly stores: PersistenceStores;
+
   constructor(
-    private readonly stores: PersistenceStores,
+    private readonly runtime: DeerFlowRuntime,
     private readonly options: ResolvedGatewayOptions,
-  ) {}
+  ) {
+    this.stores = runtime.stores;
+  }
+
+  /** The configured models now (the runtime's config follows edits of config.yaml). */
+  private models(): ModelEntry[] {
+    const config = this.runtime.config();
+    return config ? (config.models as ModelEntry[]) : this.options.models;
+  }
 
   /** The in-memory run (with its replay buffer), if not reaped yet. */
   getLive(runId: string): LiveRun | undefined {
@@ -113,15 +109,6 @@ export class RunManager {
   /** True while the thread has an active or queued run. */
   hasWorkInFlight(threadId: string): boolean {
     return this.active.has(threadId) || (this.queues.get(threadId)?.length ?? 0) > 0;
-  }
-
-  /** An agent built with an empty run config (state reads, updates). */
-  async stateAgent(threadId: string): Promise<Agent> {
-    return this.options.agentFactory({
-      configurable: { thread_id: threadId },
-      context: { thread_id: threadId, user_id: this.options.userId },
-      assistantId: "lead_agent",
-    });
   }
 
   /** Validate a run request and build what the agent needs. Throws HttpError on client mistakes. */
@@ -139,12 +126,20 @@ export class RunManager {
     }
     if (agentName) context.agent_name = agentName;
     const modelName = context.model_name;
-    if (modelName !== undefined && this.options.models && this.options.models.length) {
-      const known = this.options.models.some((m) => m.name === modelName);
+    const models = this.models();
+    if (modelName !== undefined && models.length) {
+      const known = models.some((m) => m.name === modelName);
       if (!known) throw new HttpError(400, `Model '${String(modelName)}' is not in the configured model allowlist`);
     }
     Object.assign(configurable, context, { thread_id: threadId });
     Object.assign(context, { thread_id: threadId, run_id: runId, user_id: userId });
+    let settings: RunSettings;
+    try {
+      settings = readRuntimeOptions(configurable, context);
+    } catch (err) {
+      if (err instanceof ValidationError) throw new HttpError(422, err.message);
+      throw err;
+    }
 
     let input: RunInput = null;
     if (req.command && req.command.resume !== undefined) {
@@ -169,7 +164,8 @@ export class RunManager {
       input,
       modes,
       subgraphs: req.stream_subgraphs === true,
-      agentConfig: { configurable, context, assistantId: req.assistant_id ?? "lead_agent" },
+      settings,
+      assistantId: req.assistant_id ?? "lead_agent",
       options: {
         threadId,
         runId,
@@ -195,8 +191,7 @@ export class RunManager {
     const runId = randomUUID();
     const prepared = this.prepare(threadId, runId, userId, req);
     if (prepared.options.checkpointId) {
-      const agent = await this.options.agentFactory(prepared.agentConfig);
-      const snap = await agent.getState(threadId, prepared.options.checkpointId).catch(() => undefined);
+      const snap = await this.runtime.readState(threadId, prepared.options.checkpointId).catch(() => undefined);
       if (!snap) throw new HttpError(404, `Checkpoint ${prepared.options.checkpointId} not found in thread ${threadId}`);
     }
     const strategy: MultitaskStrategy = req.multitask_strategy ?? "reject";
@@ -227,7 +222,7 @@ export class RunManager {
       usage: emptyUsage(),
       stopReason: null,
       error: null,
-      modelName: typeof prepared.agentConfig.context.model_name === "string" ? prepared.agentConfig.context.model_name : null,
+      modelName: prepared.settings.modelName ?? null,
     };
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
@@ -244,9 +239,7 @@ export class RunManager {
       timedOut: false,
       started: false,
       // Both writes are queued now, in this order, and commit in one transaction.
-      stored: Promise.all([this.stores.runs.create(record), this.stores.threads.update(threadId, { status: "running", updatedAt: ts })]).then(
-        () => undefined,
-      ),
+      stored: this.runtime.recorder.begin(record),
       resolveDone,
     };
     run.buffer.publish("metadata", { run_id: runId, thread_id: threadId });
@@ -325,8 +318,9 @@ export class RunManager {
           run.controller.abort(new RunCancelledError("timeout"));
         }, this.options.runTimeoutMs);
       }
-      agent = await this.options.agentFactory(run.prepared.agentConfig);
+      agent = await this.runtime.buildAgent(run.prepared.settings);
       if (run.controller.signal.aborted) throw new RunCancelledError();
+      await this.runtime.recorder.started({ runId: run.runId, threadId, userId: run.record.userId });
       // Events are pushed synchronously into the run's buffer (no promise per event).
       const stream = agent.stream(run.prepared.input, {
         ...run.prepared.options,
@@ -340,24 +334,10 @@ export class RunManager {
       frames.flush();
       if (timer) clearTimeout(timer);
     }
-    const start =
-      result && result.startCheckpointId !== undefined
-        ? {
-            checkpointId: result.startCheckpointId,
-            messages: (result.startState?.messages ?? []) as Message[],
-            title: (result.startState as Record<string, unknown> | undefined)?.title,
-          }
-        : undefined;
-    await this.finish(run, agent, result, failure, start);
+    await this.finish(run, result, failure);
   }
 
-  private async finish(
-    run: InternalRun,
-    agent: Agent | undefined,
-    result: RunResult | undefined,
-    failure: unknown,
-    start: RunStart | undefined,
-  ): Promise<void> {
+  private async finish(run: InternalRun, result: RunResult | undefined, failure: unknown): Promise<void> {
     let status: RunStatus;
     let error: string | null = null;
     if (run.cancelAction === "rollback") {
@@ -387,60 +367,41 @@ export class RunManager {
       error = "Run ended without a result";
     }
 
-    // Final writes are queued, not awaited, before the stream ends: the stores commit pending writes
-    // before any read, so a client reading the run, thread or transcript right after `end` sees them,
-    // and `end` is not held back by the commit.
-    const writes: Array<Promise<unknown>> = [];
-    const logFailure = (err: unknown): void =>
-      this.options.log(`[gateway] bookkeeping of run ${run.runId} failed: ${(err as Error)?.message ?? String(err)}`);
-    let usage: RunUsage = emptyUsage();
-    try {
-      if (run.cancelAction === "rollback" && agent) {
-        // A run that never loaded its thread committed nothing: nothing to roll back.
-        if (start) await this.rollback(agent, run.threadId, start.checkpointId);
-      } else if (agent && start) {
-        // `start` is known once the run loaded its thread; before that it changed nothing.
-        const finalState = (result?.state ?? (await agent.getState(run.threadId).catch(() => undefined))?.values) as
-          | Record<string, unknown>
-          | undefined;
-        const messages = (finalState?.messages ?? []) as Message[];
-        const preMessageIds = new Set(start.messages.map((m) => m.id).filter((x): x is string => !!x));
-        usage = runUsageFromMessages(messages, preMessageIds, run.prepared.agentConfig.context);
-        const touched = messagesChangedByRun(messages, start.messages);
-        if (touched.length) {
-          writes.push(this.stores.messages.record(run.threadId, run.runId, touched as unknown as Array<Record<string, unknown>>, now()));
-        }
-        const title = finalState?.title;
-        if (typeof title === "string" && title && title !== start.title) {
-          writes.push(this.stores.threads.update(run.threadId, { displayName: title }));
-        }
-      }
-    } catch (err) {
-      logFailure(err);
+    // A run that never loaded its thread committed nothing: nothing to roll back.
+    const rolledBack = run.cancelAction === "rollback";
+    if (rolledBack && result && result.startCheckpointId !== undefined) {
+      await this.rollback(run.threadId, result.startCheckpointId).catch((err: unknown) =>
+        this.options.log(`[gateway] rollback of run ${run.runId} failed: ${(err as Error)?.message ?? String(err)}`),
+      );
     }
-    const ts = now();
     run.status = status;
-    const stopReason = typeof run.prepared.agentConfig.context.stop_reason === "string" ? (run.prepared.agentConfig.context.stop_reason as string) : null;
-    writes.push(this.stores.runs.update(run.runId, { status, error, usage, stopReason, updatedAt: ts }));
     const wasActive = this.active.get(run.threadId) === run;
     if (wasActive) this.active.delete(run.threadId);
     const next = wasActive ? this.queues.get(run.threadId)?.shift() : undefined;
-    if (wasActive) {
-      writes.push(this.stores.threads.update(run.threadId, { status: next ? "running" : status === "success" ? "idle" : status, updatedAt: ts }));
-    }
+    // The bookkeeping is queued (not awaited) before the stream ends: the stores commit pending writes before any
+    // read, so a client reading the run, thread or transcript right after `end` sees them, and `end` is not held
+    // back by the commit.
+    const bookkeeping = this.runtime.recorder.finish({
+      runId: run.runId,
+      threadId: run.threadId,
+      userId: run.record.userId,
+      status,
+      error,
+      result,
+      rolledBack,
+      threadStatus: wasActive ? (next ? "running" : status === "success" ? "idle" : status) : null,
+      agentName: run.prepared.settings.agentName ?? null,
+    });
     run.buffer.close();
     run.resolveDone();
     this.scheduleReap(run);
     if (next) this.start(next);
-    await Promise.all(writes.map((w) => w.catch(logFailure)));
+    await bookkeeping;
   }
 
-  private async rollback(agent: Agent, threadId: string, preCheckpointId: string | null): Promise<void> {
-    if (preCheckpointId) {
-      await agent.updateState(threadId, {}, { checkpointId: preCheckpointId, asNode: "rollback" });
-    } else if (this.options.checkpointer) {
-      await this.options.checkpointer.deleteThread(threadId);
-    }
+  private async rollback(threadId: string, preCheckpointId: string | null): Promise<void> {
+    if (preCheckpointId) await this.runtime.updateState(threadId, {}, { checkpointId: preCheckpointId, asNode: "rollback" });
+    else await this.runtime.checkpointer.deleteThread(threadId);
   }
 
   private scheduleReap(run: InternalRun): void {
@@ -470,7 +431,7 @@ export class RunManager {
       const q = this.queues.get(run.threadId) ?? [];
       const at = q.indexOf(run);
       if (at >= 0) q.splice(at, 1);
-      await this.finish(run, undefined, undefined, undefined, undefined);
+      await this.finish(run, undefined, undefined);
     } else {
       run.controller.abort(new RunCancelledError(action));
     }

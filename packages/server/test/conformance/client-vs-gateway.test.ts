@@ -1,3 +1,4 @@
+import type { Checkpointer, CheckpointStore } from "@deerflow/harness";
 /**
  * Conformance: the gateway (HTTP) and the embedded DeerFlowClient, pointed at
  * the same data dir, must answer with the same JSON — the same models, the
@@ -48,7 +49,7 @@ let gwCheckpointer: SqliteCheckpointStore;
 /** Each side builds its own agents over its own checkpoint handle on the shared SQLite file. */
 function scriptedAgent(script: string[], checkpointer: SqliteCheckpointStore | undefined) {
   const model = new ScriptedModel(script);
-  return (cp: SqliteCheckpointStore) => createAgent({ model, checkpointer: checkpointer ?? cp, stateSchema: threadStateSchema, name: "lead_agent" });
+  return (cp: CheckpointStore | Checkpointer) => createAgent({ model, checkpointer: checkpointer ?? cp, stateSchema: threadStateSchema, name: "lead_agent" });
 }
 
 beforeAll(async () => {
@@ -61,7 +62,7 @@ beforeAll(async () => {
   gateway = await createGateway({ dataDir, appConfig, checkpointer: gwCheckpointer, webDistDir: null, log: () => undefined, agentFactory: () => gwAgent(gwCheckpointer) });
   url = await gateway.start({ port: 0 });
   const clientAgent = scriptedAgent(["Client answer."], undefined);
-  const factory: AgentFactory = ({ checkpointer }) => clientAgent(checkpointer as SqliteCheckpointStore);
+  const factory: AgentFactory = ({ checkpointer }) => clientAgent(checkpointer);
   client = new DeerFlowClient({ dataDir, appConfig, agentFactory: factory });
 });
 

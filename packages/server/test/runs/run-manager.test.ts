@@ -114,7 +114,8 @@ describe("RunManager", () => {
     const tid = await newThread(gw.url);
     await (await postJson(`${gw.url}/api/threads/${tid}/runs/wait`, { input: humanInput("q1") })).json();
     slow = true;
-    const r2 = (await (await postJson(`${gw.url}/api/threads/${tid}/runs`, { input: humanInput("q2") })).json()) as { run_id: string };
+    // Other settings: the runtime builds (slowly) a new agent instead of reusing the cached one.
+    const r2 = (await (await postJson(`${gw.url}/api/threads/${tid}/runs`, { input: humanInput("q2"), context: { is_plan_mode: true } })).json()) as { run_id: string };
     const c = await fetch(`${gw.url}/api/threads/${tid}/runs/${r2.run_id}/cancel?wait=1&action=rollback`, { method: "POST" });
     expect(c.status).toBe(204);
     const state = (await (await fetch(`${gw.url}/api/threads/${tid}/state`)).json()) as { values: { messages: unknown[] } };

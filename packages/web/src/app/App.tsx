@@ -1,8 +1,11 @@
 import { Icon } from "../components/Icon";
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { createApiClient } from "../api/client";
+import { createBranch } from "../api/conversation";
 import { fetchModels, type ModelInfo } from "../api/rest";
 import { ArtifactsPanel } from "../components/ArtifactsPanel";
+import { BranchBar } from "../components/BranchBar";
+import { DemoBanner } from "../components/DemoBanner";
 import { Composer } from "../components/Composer";
 import { MessageList } from "../components/MessageList";
 import { Sidebar, type ThreadEntry } from "../components/Sidebar";
@@ -102,6 +105,25 @@ export function App() {
   const running = view.phase === "starting" || view.phase === "streaming";
   const items = useMemo(() => groupMessages(view, running), [view, running]);
 
+  // Thread metadata: the branch parent (for the branch bar) and the custom agent a thread chats with.
+  const [threadMeta, setThreadMeta] = useState<Record<string, unknown>>({});
+  useEffect(() => {
+    if (!view.threadId) return;
+    let live = true;
+    client.threads.get(view.threadId).then(
+      (t) => {
+        if (!live) return;
+        const meta = (t.metadata ?? {}) as Record<string, unknown>;
+        setThreadMeta(meta);
+        setSettings((st) => ({ ...st, agentName: typeof meta.agent_name === "string" ? meta.agent_name : undefined }));
+      },
+      () => live && setThreadMeta({}),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, view.threadId, view.runId]);
+
   const onRename = async (id: string, title: string) => {
     try {
       await client.threads.updateState(id, { values: { title } });
@@ -155,6 +177,7 @@ export function App() {
         }}
         onNew={() => {
           setSidebarOpen(false);
+          setSettings((st) => ({ ...st, agentName: undefined }));
           setUrlThread(undefined);
           open(undefined);
         }}
@@ -175,6 +198,7 @@ export function App() {
             <Icon name={theme === "dark" ? "sun" : "moon"} />
           </button>
         </header>
+        <DemoBanner />
         {view.error && (
           <div className="banner error" role="alert" data-testid="error-banner">
             {view.error}
@@ -183,6 +207,16 @@ export function App() {
             </button>
           </div>
         )}
+        <BranchBar
+          threadId={view.threadId}
+          parentId={typeof threadMeta.branch_parent_thread_id === "string" ? threadMeta.branch_parent_thread_id : undefined}
+          refreshKey={threads}
+          onOpen={(id) => {
+            setUrlThread(id);
+            open(id);
+          }}
+        />
+        {settings.agentName && <div className="branches muted" data-testid="agent-chip">Agent: {settings.agentName}</div>}
         <TodoList todos={view.todos} />
         {items.length === 0 && view.phase !== "starting" ? (
           <div className="welcome">
@@ -195,6 +229,18 @@ export function App() {
             streaming={running}
             onRetry={() => void controller.retry()}
             onAnswer={(item, answer) => void controller.answerClarification(item.request, answer, settings)}
+            onRegenerate={(id) => void controller.regenerate(id, settings)}
+            onEdit={(id, text) => void controller.editMessage(id, text, settings)}
+            onBranch={(id) =>
+              void createBranch(view.threadId!, id).then(
+                (b) => {
+                  setUrlThread(b.thread_id);
+                  open(b.thread_id);
+                  void refreshThreads();
+                },
+                (err) => setThreadsError(`Branch failed: ${describe(err)}`),
+              )
+            }
           />
         )}
         <Composer

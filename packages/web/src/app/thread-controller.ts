@@ -1,5 +1,7 @@
 import type { Client } from "@langchain/langgraph-sdk/client";
 import { STREAM_MODES } from "../api/client";
+import { prepareEdit, prepareRegenerate } from "../api/conversation";
+import type { ReplayPlan } from "../api/conversation";
 import { cancelRun, uploadFiles } from "../api/rest";
 import { addNotice, applyStreamPart, applyValues, dismissNotice, emptyView } from "../stream/reducer";
 import { forgetRun, recalledRun, rememberRun, TERMINAL_RUN_STATUSES, type KeyValueStorage } from "../stream/session";
@@ -134,22 +136,53 @@ export class ThreadController {
     }
   }
 
-  private async submit(message: Record<string, unknown>, settings: ChatSettings): Promise<void> {
+  /** Reruns the latest answer from the checkpoint before its user turn (`regenerate/prepare`). */
+  async regenerate(messageId: string, settings: ChatSettings): Promise<void> {
+    await this.replay(() => prepareRegenerate(this.view.threadId!, messageId, this.base), settings);
+  }
+
+  /** Replaces the latest user message with `text` and reruns from before it (`edit-regenerate/prepare`). */
+  async editMessage(humanMessageId: string, text: string, settings: ChatSettings): Promise<void> {
+    await this.replay(() => prepareEdit(this.view.threadId!, humanMessageId, text, this.base), settings);
+  }
+
+  private async replay(prepare: () => Promise<ReplayPlan>, settings: ChatSettings): Promise<void> {
+    if (!this.view.threadId || this.isRunning()) return;
+    let plan: ReplayPlan;
+    try {
+      plan = await prepare();
+    } catch (err) {
+      this.set(addNotice(this.view, "error", describe(err)));
+      return;
+    }
+    const message = plan.input.messages[0];
+    await this.submit(message, settings, plan);
+  }
+
+  private async submit(message: Record<string, unknown>, settings: ChatSettings, replay?: ReplayPlan): Promise<void> {
     const threadId = this.view.threadId;
     if (!threadId || this.isRunning()) return;
     this.lastSubmit = { message, settings };
     const optimistic = { ...message, id: `local-${Date.now()}` } as WireMessage;
-    this.set({ ...this.view, messages: [...this.view.messages, optimistic], phase: "starting", error: undefined });
+    // a replay drops the turn it reruns: the view keeps what came before the replayed user message
+    let kept = this.view.messages;
+    if (replay) {
+      const from = kept.findIndex((m) => m.id === (replay.source_message_ids?.[0] ?? message.id));
+      if (from >= 0) kept = kept.slice(0, from);
+    }
+    this.set({ ...this.view, messages: [...kept, optimistic], phase: "starting", error: undefined });
     const abort = new AbortController();
     this.abort = abort;
     try {
       if (!this.exists) {
-        await this.client.threads.create({ threadId, ifExists: "do_nothing" });
+        // a custom agent's chat is marked in the thread metadata, as DeerFlow's UI does, so a reload keeps the agent
+        await this.client.threads.create({ threadId, ifExists: "do_nothing", ...(settings.agentName ? { metadata: { agent_name: settings.agentName } } : {}) });
         this.exists = true;
         this.onThreadCreated?.(threadId);
       }
       const stream = this.client.runs.stream(threadId, "lead_agent", {
-        input: { messages: [message] },
+        input: replay ? replay.input : { messages: [message] },
+        ...(replay ? { checkpoint: replay.checkpoint, metadata: replay.metadata } : {}),
         config: { recursion_limit: 1000 },
         context: buildRunContext(settings, threadId),
         streamMode: [...STREAM_MODES],

@@ -2,6 +2,7 @@ import { Icon } from "./Icon";
 import { useRef, useState, type KeyboardEvent } from "react";
 import type { ModelInfo } from "../api/rest";
 import type { ChatSettings, ReasoningEffort } from "../stream/settings";
+import { useSkillPicker } from "./SkillPicker";
 
 /** Message input with attachments, run options and send/stop. Enter sends, Shift+Enter adds a newline. */
 export function Composer(props: {
@@ -18,6 +19,7 @@ export function Composer(props: {
   const [text, setText] = useState("");
   const picker = useRef<HTMLInputElement>(null);
   const model = models.find((m) => m.name === settings.modelName);
+  const skillPicker = useSkillPicker(text, setText);
 
   const send = () => {
     const t = text.trim();
@@ -26,6 +28,7 @@ export function Composer(props: {
     setText("");
   };
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (skillPicker.onKeyDown(e)) return;
     if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault();
       send();
@@ -46,6 +49,7 @@ export function Composer(props: {
           ))}
         </div>
       )}
+      {skillPicker.element}
       <textarea
         aria-label="Message"
         placeholder="Ask anything… (Enter to send, Shift+Enter for a new line)"
@@ -84,6 +88,10 @@ export function Composer(props: {
         <label className="toggle">
           <input type="checkbox" checked={settings.planMode} onChange={(e) => onSettings({ ...settings, planMode: e.target.checked })} />
           Plan mode
+        </label>
+        <label className="toggle" title="Ultra: let the agent delegate parts of the work to parallel sub-agents">
+          <input type="checkbox" aria-label="Sub-agents" checked={settings.subagents === true} onChange={(e) => onSettings({ ...settings, subagents: e.target.checked })} />
+          Sub-agents
         </label>
         <select
           aria-label="Reasoning effort"

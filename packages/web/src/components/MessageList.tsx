@@ -1,9 +1,10 @@
 import { Icon } from "./Icon";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { ViewItem } from "../stream/groups";
 import { ClarificationCard } from "./ClarificationCard";
 import { Markdown } from "./Markdown";
 import { ToolStepView } from "./ToolStepView";
+import { SubagentCard } from "./SubagentCard";
 
 /** The conversation: human bubbles, assistant turns (reasoning, text, tool steps) and clarification cards. */
 export function MessageList(props: {
@@ -11,8 +12,17 @@ export function MessageList(props: {
   streaming: boolean;
   onAnswer: (item: Extract<ViewItem, { kind: "clarification" }>, answer: { optionId?: string; value: string }) => void;
   onRetry: () => void;
+  /** Rerun the latest answer (its last AI message id). */
+  onRegenerate?: (aiMessageId: string) => void;
+  /** Replace the latest user message and rerun. */
+  onEdit?: (humanMessageId: string, text: string) => void;
+  /** Continue in a new thread from this answer. */
+  onBranch?: (aiMessageId: string) => void;
 }) {
-  const { items, streaming, onAnswer, onRetry } = props;
+  const { items, streaming, onAnswer, onRetry, onRegenerate, onEdit, onBranch } = props;
+  const [editing, setEditing] = useState<{ id: string; text: string } | undefined>();
+  const lastHuman = items.reduce((acc, it, idx) => (it.kind === "human" ? idx : acc), -1);
+  const lastAssistant = items.reduce((acc, it, idx) => (it.kind === "assistant" ? idx : acc), -1);
   const end = useRef<HTMLDivElement>(null);
   useEffect(() => {
     end.current?.scrollIntoView?.({ block: "end" });
@@ -30,7 +40,33 @@ export function MessageList(props: {
                   ))}
                 </div>
               )}
-              <div className="bubble">{item.text}</div>
+              {editing?.id === item.id ? (
+                <form
+                  className="edit-form"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    onEdit?.(item.id, editing.text);
+                    setEditing(undefined);
+                  }}
+                >
+                  <textarea aria-label="Edit message" value={editing.text} onChange={(e) => setEditing({ id: item.id, text: e.target.value })} />
+                  <div className="msg-actions">
+                    <button type="submit">Send edit</button>
+                    <button type="button" onClick={() => setEditing(undefined)}>
+                      Cancel
+                    </button>
+                  </div>
+                </form>
+              ) : (
+                <div className="bubble">{item.text}</div>
+              )}
+              {onEdit && !streaming && i === lastHuman && lastAssistant > i && !item.id.startsWith("local-") && editing?.id !== item.id && (
+                <div className="msg-actions">
+                  <button type="button" className="msg-action" aria-label="Edit message" onClick={() => setEditing({ id: item.id, text: item.text })}>
+                    Edit
+                  </button>
+                </div>
+              )}
             </div>
           );
         }
@@ -49,7 +85,7 @@ export function MessageList(props: {
                   </details>
                 );
               }
-              if (p.kind === "tool") return <ToolStepView key={p.id} step={p.step} />;
+              if (p.kind === "tool") return p.step.subtask ? <SubagentCard key={p.id} step={p.step} /> : <ToolStepView key={p.id} step={p.step} />;
               return (
                 <div key={p.id} className={p.errorFallback ? "answer error-fallback" : "answer"} role={p.errorFallback ? "alert" : undefined}>
                   <Markdown text={p.text} />
@@ -62,6 +98,20 @@ export function MessageList(props: {
               );
             })}
             {streaming && last && <span className="typing" aria-label="Assistant is responding">●●●</span>}
+            {!streaming && item.lastAiId && (onRegenerate || onBranch) && (
+              <div className="msg-actions">
+                {onRegenerate && i === lastAssistant && (
+                  <button type="button" className="msg-action" aria-label="Regenerate answer" onClick={() => onRegenerate(item.lastAiId!)}>
+                    Retry
+                  </button>
+                )}
+                {onBranch && (
+                  <button type="button" className="msg-action" aria-label="Branch from here" onClick={() => onBranch(item.lastAiId!)}>
+                    Branch
+                  </button>
+                )}
+              </div>
+            )}
           </div>
         );
       })}

@@ -1,4 +1,6 @@
 import type { ContentBlock, ThreadView, ToolCall, WireMessage } from "./types";
+import { subtaskFor } from "./subtasks";
+import type { Subtask } from "./subtasks";
 
 /** Message names DeerFlow never shows. */
 export const HIDDEN_NAMES = new Set(["summary", "loop_warning", "todo_reminder", "todo_completion_reminder"]);
@@ -46,6 +48,8 @@ export interface ToolStep {
   result?: string;
   status: "running" | "success" | "error" | "incomplete";
   durationMs?: number;
+  /** For a `task` call: the sub-agent card (live events merged with the result's status metadata). */
+  subtask?: Subtask;
 }
 
 /** A user-side file attached to a human message. */
@@ -81,7 +85,7 @@ export type AssistantPart =
 /** One visible block of the conversation. */
 export type ViewItem =
   | { kind: "human"; id: string; text: string; files: FileRef[] }
-  | { kind: "assistant"; id: string; parts: AssistantPart[] }
+  | { kind: "assistant"; id: string; parts: AssistantPart[]; lastAiId?: string }
   | { kind: "clarification"; id: string; request: ClarificationRequest; answered: boolean };
 
 function resultText(m: WireMessage): string {
@@ -121,7 +125,7 @@ function clarificationOf(m: WireMessage): ClarificationRequest | undefined {
  * steps paired with their results by tool_call_id) and clarification cards. Hidden messages are dropped,
  * but a hidden clarification answer still marks the preceding card as answered.
  */
-export function groupMessages(view: Pick<ThreadView, "messages" | "timings">, streaming = false): ViewItem[] {
+export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & Partial<Pick<ThreadView, "subtasks">>, streaming = false): ViewItem[] {
   const items: ViewItem[] = [];
   const results = new Map<string, WireMessage>();
   for (const m of view.messages) if (m.type === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
@@ -168,6 +172,7 @@ export function groupMessages(view: Pick<ThreadView, "messages" | "timings">, st
       current = { kind: "assistant", id: m.id ?? `a${items.length}`, parts: [] };
       items.push(current);
     }
+    if (m.id) current.lastAiId = m.id;
     const { reasoning, text } = splitReasoning(m);
     if (reasoning) current.parts.push({ kind: "reasoning", id: `${m.id}-r`, text: reasoning });
     if (text) current.parts.push({ kind: "text", id: `${m.id}-t`, text, errorFallback: m.additional_kwargs?.deerflow_error_fallback === true });
@@ -187,6 +192,7 @@ export function groupMessages(view: Pick<ThreadView, "messages" | "timings">, st
           result: res ? resultText(res) : undefined,
           status: res ? (failed ? "error" : "success") : streaming ? "running" : "incomplete",
           durationMs: timing?.end !== undefined ? timing.end - timing.start : undefined,
+          ...(tc.name === "task" ? { subtask: subtaskFor(tc, res, view.subtasks?.[callId], streaming) } : {}),
         },
       });
     }

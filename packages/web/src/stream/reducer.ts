@@ -1,5 +1,6 @@
 import { isChunk, mergeChunk, normaliseType } from "./merge";
 import type { Notice, StreamPart, ThreadView, Todo, WireMessage } from "./types";
+import { applyTaskEvent } from "./subtasks";
 
 /** An empty view for a (new or not yet loaded) thread. */
 export function emptyView(threadId?: string): ThreadView {
@@ -14,6 +15,7 @@ export function emptyView(threadId?: string): ThreadView {
     notices: [],
     timings: {},
     nextNoticeId: 1,
+    subtasks: {},
   };
 }
 
@@ -125,6 +127,8 @@ export function applyStreamPart(view: ThreadView, part: StreamPart, now = Date.n
       return applyUpdates(next, part.data);
     case "custom": {
       const d = part.data as { type?: string; message?: string; attempt?: number; max_attempts?: number } | null;
+      const subtasks = applyTaskEvent(next.subtasks ?? {}, d);
+      if (subtasks) return { ...next, subtasks };
       if (d?.type === "llm_retry") {
         const text = d.message || `Model call failed; retrying (attempt ${d.attempt ?? "?"} of ${d.max_attempts ?? "?"})`;
         return addNotice(next, "retry", text);

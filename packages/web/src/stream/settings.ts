@@ -12,20 +12,25 @@ export interface ChatSettings {
   thinking: boolean;
   planMode: boolean;
   reasoningEffort: ReasoningEffort;
+  /** DeerFlow's "ultra" mode: the lead may delegate to sub-agents (`subagent_enabled`). */
+  subagents?: boolean;
+  /** Chat with this custom agent (`context.agent_name`). */
+  agentName?: string;
 }
 
 /** Builds the run `context` from the toolbar settings. */
 export function buildRunContext(settings: ChatSettings, threadId: string): Record<string, unknown> {
-  const mode: ChatMode = settings.planMode ? "pro" : settings.thinking ? "thinking" : "flash";
+  const mode: ChatMode = settings.subagents ? "ultra" : settings.planMode ? "pro" : settings.thinking ? "thinking" : "flash";
   const ctx: Record<string, unknown> = {
     mode,
     thinking_enabled: settings.thinking,
     is_plan_mode: settings.planMode,
-    subagent_enabled: false,
+    subagent_enabled: settings.subagents === true,
     reasoning_effort: settings.reasoningEffort,
     thread_id: threadId,
   };
   if (settings.modelName) ctx.model_name = settings.modelName;
+  if (settings.agentName) ctx.agent_name = settings.agentName;
   return ctx;
 }
 

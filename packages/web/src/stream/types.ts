@@ -1,4 +1,5 @@
 /** Wire and view types for the LangGraph-compatible stream as the UI consumes it. */
+import type { Subtask } from "./subtasks";
 
 /** A content block inside a LangChain message. */
 export interface ContentBlock {
@@ -82,6 +83,8 @@ export interface ThreadView {
   notices: Notice[];
   timings: Record<string, ToolTiming>;
   nextNoticeId: number;
+  /** Sub-agent cards by `task` tool-call id, from the `task_*` custom events. */
+  subtasks: Record<string, Subtask>;
 }
 
 /** One SSE part as yielded by the SDK (`{event, data, id}`). */

@@ -200,7 +200,7 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real
     await img.waitFor();
     await expect.poll(() => img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBe(1);
     // The PNG was produced by the real bash tool in the sandbox (printf | base64 -d into /mnt/user-data/outputs).
-    expect(server.factory.sandboxProvider.kind).toBe(BWRAP_OK ? "bwrap" : "local");
+    expect(server.runtime.sandboxProvider.kind).toBe(BWRAP_OK ? "bwrap" : "local");
     const bash = page.locator('[data-testid="tool-step"][data-tool="bash"]');
     expect(await bash.locator(".tool-status").textContent()).toBe("done");
     await bash.locator("summary").click();

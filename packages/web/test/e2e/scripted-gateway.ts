@@ -1,6 +1,6 @@
 /**
  * Test fixture: the real gateway (packages/server) in-process on port 0, running DeerFlow's real lead
- * agent (`createLeadAgentFactory`: configured sandbox tools, builtins, the full middleware chain incl.
+ * agent (a `DeerFlowRuntime` building the lead agent: configured sandbox tools, builtins, the full middleware chain incl.
  * InputSanitization, DynamicContext, Uploads, LLMErrorHandling, Todo, Title and Clarification). Only the
  * chat model is a test double: a ScriptedModel whose replies are routed by keywords of the request the
  * lead chain actually sends. Tools touch the real per-thread files under the gateway's data dir; `bash`
@@ -13,13 +13,13 @@ import {
   appConfigFromText,
   contentText,
   createChatModel,
-  createLeadAgentFactory,
+  DeerFlowRuntime,
   parseSandboxConfig,
   probeBwrap,
   sandboxRunAs,
   SqliteCheckpointStore,
 } from "@deerflow/harness";
-import type { ChatModel, LeadAgentFactory, ModelRequest, ModelStreamPart } from "@deerflow/harness";
+import type { ChatModel, ModelRequest, ModelStreamPart } from "@deerflow/harness";
 import { ScriptedModel } from "@deerflow/harness/testing";
 import type { ScriptStep } from "@deerflow/harness/testing";
 import { startServer } from "@deerflow/server";
@@ -195,8 +195,8 @@ export interface ScriptedGateway {
   gateway: Gateway;
   url: string;
   baseDir: string;
-  /** The lead-agent factory behind the gateway. */
-  factory: LeadAgentFactory;
+  /** The runtime behind the gateway (the real lead agent over the scripted model). */
+  runtime: DeerFlowRuntime;
   /** Every request the routing model received (agent turns and title calls). */
   requests: ModelRequest[];
   close(): Promise<void>;
@@ -220,21 +220,17 @@ export async function startScriptedGateway(webDist: string): Promise<ScriptedGat
       { onExhausted: "repeat-last", recordRequests: false },
     ),
   );
-  const factory = createLeadAgentFactory({
+  const runtime = await DeerFlowRuntime.open({
     config,
-    baseDir,
+    dataDir: baseDir,
     checkpointer,
     // The real model resolution (entry, thinking, vision flags); only the network model is replaced.
     modelFactory: (cfg, name, opts) => ({ ...createChatModel(cfg, name, opts), model }),
-    warn: () => {},
+    log: () => {},
   });
   const { gateway, url } = await startServer({
-    agentFactory: (run) => factory.makeLeadAgent({ configurable: run.configurable, context: run.context }),
-    checkpointer,
-    dataDir: baseDir,
-    baseDir,
+    runtime,
     webDistDir: webDist,
-    appConfig: config,
     port: 0,
     quiet: true,
     log: () => {},
@@ -243,11 +239,11 @@ export async function startScriptedGateway(webDist: string): Promise<ScriptedGat
     gateway,
     url,
     baseDir,
-    factory,
+    runtime,
     requests,
     async close() {
       await gateway.close();
-      await factory.close();
+      await runtime.close();
       await checkpointer.close();
       fs.rmSync(baseDir, { recursive: true, force: true });
     },

@@ -1,4 +1,6 @@
 import { existsSync } from "node:fs";
+import { stagedBinds, stagePrefix } from "./staging";
+import type { StageTools } from "./staging";
 
 /** One bind mount into the sandbox. */
 export interface BwrapBind {
@@ -34,6 +36,12 @@ export interface BwrapCommandSpec {
   cwd: string;
   limits?: BwrapLimits;
   command: string;
+  /**
+   * Stage the bind sources in a private mount namespace before dropping
+   * privileges (see `staging.ts`): set when the sandbox uid cannot enter a
+   * directory above a source.
+   */
+  stage?: StageTools;
 }
 
 /** Read-only system paths a minimal root needs (bound when present). */
@@ -75,9 +83,10 @@ export function bwrapArgs(spec: Pick<BwrapCommandSpec, "binds" | "network" | "en
   return a;
 }
 
-/** Full argv: `[prlimit …] [setpriv …] bwrap …`. */
+/** Full argv: `[prlimit …] [unshare … sh -c STAGE …] [setpriv …] bwrap …`. */
 export function buildBwrapCommand(spec: BwrapCommandSpec): string[] {
   const argv: string[] = [];
+  let binds = spec.binds;
   if (spec.prlimitPath && spec.limits) {
     const l = spec.limits;
     const flags: string[] = [];
@@ -89,10 +98,16 @@ export function buildBwrapCommand(spec: BwrapCommandSpec): string[] {
     if (l.processes > 0 && spec.runAs) flags.push(`--nproc=${l.processes}`);
     if (flags.length) argv.push(spec.prlimitPath, ...flags, "--");
   }
+  if (spec.stage) {
+    // A missing optional source cannot be staged; bwrap would have skipped it anyway.
+    const present = binds.filter((b) => !b.optional || existsSync(b.host));
+    argv.push(...stagePrefix(spec.stage, present.map((b) => b.host)));
+    binds = stagedBinds(present);
+  }
   if (spec.runAs) {
     if (!spec.setprivPath) throw new Error("setpriv is required to drop privileges");
     argv.push(spec.setprivPath, `--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, "--clear-groups", "--");
   }
-  argv.push(spec.bwrapPath, ...bwrapArgs(spec));
+  argv.push(spec.bwrapPath, ...bwrapArgs({ ...spec, binds }));
   return argv;
 }

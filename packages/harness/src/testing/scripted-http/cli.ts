@@ -1,27 +1,32 @@
 import { readFileSync } from "node:fs";
 import { startScriptedLLMServer } from "./server";
 import type { ScriptedLLMServer } from "./server";
+import { demoStep } from "./demo-script";
 import type { HttpScriptStep } from "./script";
 
-const USAGE = `Usage: scripted-llm-server [--port N] [--script steps.json] [--quiet]
+const USAGE = `Usage: scripted-llm-server [--port N] [--script steps.json | --demo] [--quiet]
 
 A scripted OpenAI-compatible + Anthropic HTTP server (a test double, not a model).
 Without --script it runs a friendly echo model: it answers "You said: ...", and calls a
 tool when you ask ("use the tool bash with {\\"command\\": \\"ls\\"}").
 --script takes a JSON array of steps: "text", {"text","reasoning","toolCalls","usage"},
-or {"fault": "rate_limit"|"server_error"|"unauthorized"|"insufficient_quota"|"hang"|...}.`;
+or {"fault": "rate_limit"|"server_error"|"unauthorized"|"insufficient_quota"|"hang"|...}.
+--demo plays the scripted demo task for every message: it says it is scripted, writes a
+Markdown report to /mnt/user-data/outputs/ with write_file, presents it, and answers.`;
 
 /** Parsed CLI arguments. */
 export interface ScriptedServerCliArgs {
   port: number;
   scriptFile?: string;
+  /** Play {@link demoStep} for every request. */
+  demo: boolean;
   quiet: boolean;
   help: boolean;
 }
 
 /** Parse CLI arguments (throws on bad input). */
 export function parseScriptedServerArgs(argv: readonly string[]): ScriptedServerCliArgs {
-  const out: ScriptedServerCliArgs = { port: 8787, quiet: false, help: false };
+  const out: ScriptedServerCliArgs = { port: 8787, demo: false, quiet: false, help: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -37,9 +42,11 @@ export function parseScriptedServerArgs(argv: readonly string[]): ScriptedServer
     else if (a === "--script" || a === "-s") out.scriptFile = value();
     else if (a.startsWith("--script=")) out.scriptFile = a.slice(9);
     else if (a === "--quiet" || a === "-q") out.quiet = true;
+    else if (a === "--demo") out.demo = true;
     else if (a === "--help" || a === "-h") out.help = true;
     else throw new Error(`Unknown argument ${a}\n${USAGE}`);
   }
+  if (out.demo && out.scriptFile) throw new Error("--demo and --script are mutually exclusive");
   return out;
 }
 
@@ -62,10 +69,11 @@ export async function runScriptedLLMServerCli(
     if (!Array.isArray(parsed)) throw new Error(`${args.scriptFile} must contain a JSON array of script steps`);
     script = parsed as HttpScriptStep[];
   }
+  if (args.demo) script = [demoStep];
   const server = await startScriptedLLMServer({
     port: args.port,
     script,
-    onExhausted: script ? "echo" : undefined,
+    onExhausted: args.demo ? "repeat-last" : script ? "echo" : undefined,
     log: args.quiet ? undefined : out,
   });
   out(`Scripted LLM test double listening on ${server.url} (127.0.0.1 only)`);

@@ -7,6 +7,8 @@ import { echoStep } from "./echo-script";
 import { openAICompletion, openAIErrorFor, sendJson, writeOpenAIStream } from "./openai-wire";
 import type { SseWriter } from "./openai-wire";
 import { isFault, redactHeaders } from "./script";
+import { hashedEmbedding, sendEmbeddings } from "./embeddings-wire";
+import type { ScriptedEmbedFn } from "./embeddings-wire";
 import type { HttpScriptStep, HttpScriptedFault, HttpScriptedResponse, RecordedLLMRequest } from "./script";
 
 /** Options of {@link startScriptedLLMServer}. */
@@ -21,6 +23,8 @@ export interface ScriptedLLMServerOptions {
   models?: string[];
   /** Called for each request with a printable (redacted) summary. */
   log?: (line: string) => void;
+  /** Vectors for `POST /v1/embeddings` (default: a deterministic hashed bag of words). */
+  embed?: ScriptedEmbedFn;
 }
 
 /** A running scripted server. */
@@ -44,6 +48,15 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -80,6 +93,7 @@ export async function startScriptedLLMServer(options: ScriptedLLMServerOptions =
       return sendJson(res, 200, { object: "list", data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "scripted" })) });
     }
     if (req.method === "GET" && (path === "" || path === "/health")) return sendJson(res, 200, { status: "ok", kind: "scripted-llm-test-double" });
+    if (req.method === "POST" && /\/(v1\/)?embeddings$/.test(path)) return readBody(req).then((t) => sendEmbeddings(res, parseJsonObject(t), options.embed ?? ((x) => hashedEmbedding(x))));
     const api = /\/(v1\/)?chat\/completions$/.test(path) ? "openai" : /\/(v1\/)?messages$/.test(path) ? "anthropic" : "other";
     if (req.method !== "POST" || api === "other") return sendJson(res, 404, { error: { message: `No route for ${req.method} ${path}`, type: "not_found" } });
 

@@ -1,0 +1,61 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root (this file is `packages/cli/src/web-build.ts`). */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/** Outcome of {@link ensureWebBuild}. */
+export interface WebBuildResult {
+  /** `dist/index.html` exists now. */
+  ready: boolean;
+  /** A build ran in this call. */
+  built: boolean;
+  dist: string;
+  /** Why the UI is not ready (no sources, failed build), with what to run. */
+  reason?: string;
+}
+
+/** Options of {@link ensureWebBuild}. */
+export interface EnsureWebBuildOptions {
+  /** Repository root holding `packages/web` (default: the one this CLI runs from). */
+  root?: string;
+  /** Rebuild even when a build exists. */
+  force?: boolean;
+  /** Progress lines ("building the web UI…"). */
+  log?(line: string): void;
+  /** Build output (vite's own lines); default: discarded. */
+  output?(chunk: string): void;
+}
+
+/**
+ * Build the web UI on first start: when `packages/web/dist/index.html` is
+ * missing and the web package's sources are present, run the workspace's
+ * `vite build` (the same as `npm run build:web`). Never throws: a failed or
+ * impossible build is reported in `reason`, and the gateway then serves a page
+ * saying what to run.
+ */
+export async function ensureWebBuild(options: EnsureWebBuildOptions = {}): Promise<WebBuildResult> {
+  const root = path.resolve(options.root ?? REPO_ROOT);
+  const web = path.join(root, "packages", "web");
+  const dist = path.join(web, "dist");
+  if (!options.force && existsSync(path.join(dist, "index.html"))) return { ready: true, built: false, dist };
+  if (!existsSync(path.join(web, "package.json")) || !existsSync(path.join(web, "index.html")) || !existsSync(path.join(web, "src"))) {
+    return { ready: false, built: false, dist, reason: `the web UI is not built and its sources are not in ${web}` };
+  }
+  options.log?.("Building the web UI (first start only)…");
+  const started = Date.now();
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "build", "-w", "@deerflow/web"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.on("data", (d: Buffer) => options.output?.(d.toString()));
+    child.stderr.on("data", (d: Buffer) => options.output?.(d.toString()));
+    child.on("error", () => resolve(-1));
+    child.on("close", (c) => resolve(c ?? -1));
+  });
+  if (code === 0 && existsSync(path.join(dist, "index.html"))) {
+    options.log?.(`Built the web UI in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+    return { ready: true, built: true, dist };
+  }
+  return { ready: false, built: false, dist, reason: `building the web UI failed (exit ${code}); run \`npm run build:web\` in ${root} to see why` };
+}

@@ -1,0 +1,309 @@
+import { mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { createLeadAgentFactory, customAgentSignature, runSettings } from "../agents";
+import type { LeadAgentExtensions, LeadAgentFactory } from "../agents";
+import { asCheckpointer, MemoryCheckpointStore, SqliteCheckpointStore } from "../checkpoints";
+import type { Checkpointer } from "../checkpoints";
+import { ConfigManager } from "../config";
+import type { AppConfig, ConfigLogger } from "../config";
+import { ConfigError, errorMessage } from "../errors";
+import { createMemoryStores, openSqliteStores, persistenceDbPath } from "../persistence";
+import type { PersistenceStores } from "../persistence";
+import { createThreadStateView } from "../runtime";
+import type { Agent, StateSnapshot, ThreadStateView } from "../runtime";
+import { createSandboxProvider } from "../sandbox";
+import { attachSkills, skillsViewDir } from "../skills";
+import type { SandboxProvider } from "../sandbox";
+import { threadStateSchema } from "../state";
+import type { ThreadState } from "../state";
+import { threadPaths } from "../uploads";
+import { createWorkspaceChangesHook } from "../workspace";
+import { RunRecorder } from "./run-recorder";
+import type { AgentFactory, CloseHook, DeerFlowRuntimeOptions, RunSettings, ThreadDeletedHook } from "./types";
+
+/** Agents kept per config (an agent is rebuilt when the config or the settings change). */
+const MAX_CACHED_AGENTS = 64;
+
+function settingsKey(s: RunSettings): string {
+  // Identity of the run is not part of the agent: one agent serves every thread of a user with these settings.
+  const { threadId: _t, runId: _r, ...rest } = s;
+  return JSON.stringify(rest, Object.keys(rest).sort());
+}
+
+/**
+ * The one harness-level runtime behind the gateway, the embedded client and
+ * the CLI: config (hot-reloaded), the checkpointer every agent shares,
+ * thread/run/transcript stores, the sandbox provider, an async agent factory
+ * (agents are cached per config and settings), state reads, thread
+ * deletion, the run recorder, and `close()`, which releases all of it.
+ * Subsystems attach through {@link onThreadDeleted}, {@link onClose} and
+ * `recorder.addHook`.
+ */
+export class DeerFlowRuntime {
+  readonly dataDir: string;
+  readonly checkpointer: Checkpointer;
+  readonly stores: PersistenceStores;
+  readonly sandboxProvider: SandboxProvider;
+  readonly recorder: RunRecorder;
+  /** The hot-reloading config manager (undefined when the runtime runs without a config). */
+  readonly configManager: ConfigManager | undefined;
+  private readonly options: DeerFlowRuntimeOptions;
+  private readonly log: (message: string) => void;
+  private readonly state: ThreadStateView<ThreadState>;
+  private leadFactory: LeadAgentFactory | undefined;
+  /**
+   * Services subsystems attach while the runtime opens (skills registry, MCP
+   * pool, memory service…); the lead agent factory reads them when it builds
+   * an agent. Each subsystem owns its own key.
+   */
+  readonly extensions: LeadAgentExtensions = {};
+  private readonly agentFactory: AgentFactory | undefined;
+  private agents = new WeakMap<object, Map<string, Promise<Agent>>>();
+  private readonly noConfigKey = {};
+  private readonly threadDeletedHooks: ThreadDeletedHook[] = [];
+  private readonly closeHooks: CloseHook[] = [];
+  private closed = false;
+
+  private constructor(init: {
+    options: DeerFlowRuntimeOptions;
+    dataDir: string;
+    configManager: ConfigManager | undefined;
+    checkpointer: Checkpointer;
+    stores: PersistenceStores;
+    sandboxProvider: SandboxProvider;
+    log: (message: string) => void;
+  }) {
+    this.options = init.options;
+    this.dataDir = init.dataDir;
+    this.configManager = init.configManager;
+    this.checkpointer = init.checkpointer;
+    this.stores = init.stores;
+    this.sandboxProvider = init.sandboxProvider;
+    this.log = init.log;
+    this.recorder = new RunRecorder(this.stores, this.log);
+    this.state = createThreadStateView<ThreadState>(this.checkpointer, threadStateSchema);
+    this.agentFactory = init.options.agentFactory;
+  }
+
+  /** The lead agent factory, created on first use (after subsystems attached their extensions). */
+  private lead(): LeadAgentFactory | undefined {
+    if (!this.leadFactory && !this.agentFactory && this.configManager) {
+      this.leadFactory = createLeadAgentFactory({
+        config: this.configManager,
+        baseDir: this.dataDir,
+        checkpointer: this.checkpointer,
+        sandboxProvider: this.sandboxProvider,
+        modelFactory: this.options.modelFactory,
+        customMiddleware: this.options.customMiddleware,
+        extraTools: this.options.extraTools,
+        extensions: this.extensions,
+        warn: (m) => this.log(`[deerflow] ${m}`),
+      });
+    }
+    return this.leadFactory;
+  }
+
+  /**
+   * Open a runtime: load the config (unless one is given), then open the
+   * checkpointer, the stores and the sandbox provider it names. Everything
+   * opened here is released by {@link close}; what was passed in is not.
+   */
+  static async open(options: DeerFlowRuntimeOptions = {}): Promise<DeerFlowRuntime> {
+    const cwd = options.cwd ?? process.cwd();
+    const log = options.log ?? ((m: string) => console.warn(m));
+    const dataDir = path.resolve(cwd, options.dataDir ?? ".deer-flow");
+    let configManager: ConfigManager | undefined;
+    if (options.config instanceof ConfigManager) configManager = options.config;
+    else if (options.config) {
+      configManager = new ConfigManager({ cwd });
+      configManager.set(options.config);
+    } else {
+      const logger: ConfigLogger = { warn: (m) => log(`[deerflow] config: ${m}`), info: () => undefined };
+      const manager = new ConfigManager({ path: options.configPath, cwd, logger });
+      try {
+        manager.get();
+        configManager = manager;
+      } catch (err) {
+        const missing = err instanceof ConfigError && err.code === "config_not_found";
+        if (!(missing && !options.configPath && (options.allowMissingConfig || options.agentFactory))) throw err;
+      }
+    }
+    const config = configManager?.get();
+    const backend = config?.database?.backend ?? "sqlite";
+    const owned: CloseHook[] = [];
+    if (!options.checkpointer || !options.stores) {
+      if (backend !== "memory" && backend !== "sqlite") {
+        throw new ConfigError(`database.backend '${backend}' is not supported here; use sqlite or memory.`, { details: { key: "database.backend" } });
+      }
+    }
+    let checkpointer: Checkpointer;
+    if (options.checkpointer) checkpointer = asCheckpointer(options.checkpointer);
+    else if (backend === "memory") checkpointer = asCheckpointer(new MemoryCheckpointStore());
+    else {
+      const dbDir = path.join(dataDir, "data");
+      mkdirSync(dbDir, { recursive: true });
+      const store = new SqliteCheckpointStore(path.join(dbDir, "deerflow.db"));
+      checkpointer = asCheckpointer(store);
+      owned.push(() => store.close());
+    }
+    let stores = options.stores;
+    if (!stores) {
+      mkdirSync(dataDir, { recursive: true });
+      stores = backend === "memory" ? createMemoryStores() : openSqliteStores(persistenceDbPath(dataDir));
+      const s = stores;
+      owned.push(() => s.close());
+    }
+    let sandboxProvider = options.sandboxProvider;
+    if (!sandboxProvider) {
+      // /mnt/skills shows each user's enabled-only skills view (see attachSkills).
+      const skillsMount = { skillsPath: (userId: string) => skillsViewDir(dataDir, userId), skillsContainerPath: config?.skills?.container_path };
+      const provider = createSandboxProvider(config?.sandbox, { baseDir: dataDir, ...skillsMount, warn: (m) => log(`[deerflow] ${m}`) });
+      sandboxProvider = provider;
+      owned.push(() => provider.shutdown?.());
+    }
+    const runtime = new DeerFlowRuntime({ options, dataDir, configManager, checkpointer, stores, sandboxProvider, log });
+    // Owned resources close last, after every subsystem registered later.
+    runtime.closeHooks.push(...owned);
+    // Subsystems attach here (each registers its own close / thread-deleted / run hooks).
+    runtime.recorder.addHook(createWorkspaceChangesHook({ baseDir: dataDir }));
+    try {
+      attachSkills(runtime, { cwd });
+    } catch (err) {
+      log(`[deerflow] skills are off: ${errorMessage(err)}`);
+    }
+    return runtime;
+  }
+
+  /** The current app config (re-read when config.yaml or extensions_config.json changed), or undefined without one. */
+  config(): AppConfig | undefined {
+    return this.configManager?.get();
+  }
+
+  /** Why the last config reload failed (the last good config stays in use), or null. */
+  configError(): ConfigError | null {
+    return this.configManager?.lastError ?? null;
+  }
+
+  /**
+   * The agent for a run's settings (cached per config and settings, so a
+   * config edit takes effect on the next run). Throws a ConfigError when no
+   * config is loaded and no agent factory was injected.
+   */
+  buildAgent(settings: Partial<RunSettings> = {}): Promise<Agent> {
+    if (this.closed) return Promise.reject(new ConfigError("The runtime is closed", { code: "runtime_closed" }));
+    const full = runSettings(settings);
+    const config = this.config();
+    const scope: object = config ?? this.noConfigKey;
+    let byKey = this.agents.get(scope);
+    if (!byKey) {
+      byKey = new Map();
+      this.agents.set(scope, byKey);
+    }
+    // a custom agent's files are part of the key: an update shows on the next run
+    const key = full.agentName && !full.isBootstrap ? `${settingsKey(full)}#${customAgentSignature(this.dataDir, full.userId, full.agentName)}` : settingsKey(full);
+    const cached = byKey.get(key);
+    if (cached) {
+      // Keep recently used agents at the end (LRU).
+      byKey.delete(key);
+      byKey.set(key, cached);
+      return cached;
+    }
+    const built = this.makeAgent(full, config);
+    byKey.set(key, built);
+    while (byKey.size > MAX_CACHED_AGENTS) byKey.delete(byKey.keys().next().value as string);
+    const map = byKey;
+    built.catch(() => {
+      if (map.get(key) === built) map.delete(key);
+    });
+    return built;
+  }
+
+  /** Forget built agents (an extension's tools changed, e.g. an MCP server recovered). */
+  invalidateAgents(): void {
+    this.agents = new WeakMap();
+  }
+
+  private async makeAgent(settings: RunSettings, config: AppConfig | undefined): Promise<Agent> {
+    if (this.agentFactory) {
+      return this.agentFactory({
+        settings,
+        appConfig: config,
+        checkpointer: this.checkpointer,
+        dataDir: this.dataDir,
+        userId: settings.userId,
+        sandboxProvider: this.sandboxProvider,
+      });
+    }
+    const lead = this.lead();
+    if (!lead) {
+      throw new ConfigError("No config.yaml was loaded, so no model is available. Run `deerflow init` or pass --config PATH.", {
+        code: "config_not_found",
+      });
+    }
+    return lead.makeLeadAgent(settings);
+  }
+
+  /** A thread's state at its latest (or the given) checkpoint; undefined for an unknown thread. */
+  readState(threadId: string, checkpointId?: string): Promise<StateSnapshot<ThreadState> | undefined> {
+    return this.state.getState(threadId, checkpointId);
+  }
+
+  /** A thread's checkpoints, newest first. */
+  stateHistory(threadId: string, options?: { limit?: number; before?: string }): Promise<StateSnapshot<ThreadState>[]> {
+    return this.state.getStateHistory(threadId, options);
+  }
+
+  /** Write state outside a run (a new checkpoint, source `update`). */
+  updateState(threadId: string, update: Record<string, unknown>, options?: { checkpointId?: string; asNode?: string }): Promise<StateSnapshot<ThreadState>> {
+    return this.state.updateState(threadId, update, options);
+  }
+
+  /**
+   * Delete a thread everywhere: checkpoints (and the shared state cache), run
+   * records, transcript, thread row and the thread's files; then the
+   * subsystems registered with {@link onThreadDeleted}. The caller checks
+   * ownership and that no run is in flight.
+   */
+  async deleteThread(threadId: string, userId: string): Promise<void> {
+    await this.checkpointer.deleteThread(threadId);
+    await this.stores.runs.deleteByThread(threadId);
+    await this.stores.messages.deleteByThread(threadId);
+    await this.stores.threads.delete(threadId);
+    // {dataDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
+    await rm(path.dirname(threadPaths(this.dataDir, userId, threadId).userData), { recursive: true, force: true });
+    for (const hook of this.threadDeletedHooks) {
+      try {
+        await hook(threadId, userId);
+      } catch (err) {
+        this.log(`[deerflow] cleanup after deleting thread ${threadId} failed: ${errorMessage(err)}`);
+      }
+    }
+  }
+
+  /** Run `hook` after a thread was deleted (close its sessions, drop its caches). */
+  onThreadDeleted(hook: ThreadDeletedHook): void {
+    this.threadDeletedHooks.push(hook);
+  }
+
+  /** Release `hook`'s resource on {@link close} (hooks run in reverse order of registration, before the stores close). */
+  onClose(hook: CloseHook): void {
+    // Owned stores/sandbox were registered first and must close last: insert subsystem hooks after them.
+    this.closeHooks.push(hook);
+  }
+
+  /** Close everything: subsystems (newest first), then the sandbox provider, stores and checkpointer this runtime opened. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const hook of [...this.closeHooks].reverse()) {
+      try {
+        await hook();
+      } catch (err) {
+        this.log(`[deerflow] closing failed: ${errorMessage(err)}`);
+      }
+    }
+    this.closeHooks.length = 0;
+    this.agents = new WeakMap();
+  }
+}

@@ -1,0 +1,69 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { errorMessage } from "../errors";
+import type { AppConfig, ConfigManager } from "../config";
+import { threadDirs } from "../sandbox";
+import type { McpConfigSource } from "./config-source";
+import { McpPool } from "./pool";
+
+/** What {@link attachMcp} needs from the runtime (structural, so the runtime module is not imported here). */
+export interface McpHost {
+  readonly dataDir: string;
+  readonly configManager: ConfigManager | undefined;
+  readonly extensions: { mcp?: McpPool };
+  config(): AppConfig | undefined;
+  invalidateAgents(): void;
+  onClose(hook: () => Promise<void> | void): void;
+  onThreadDeleted(hook: (threadId: string, userId: string) => Promise<void> | void): void;
+}
+
+function loaded(host: McpHost): { path: string; extensionsPath: string | null } | undefined {
+  try {
+    return host.configManager?.getLoaded();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The extensions_config.json the MCP config API reads and writes: the one
+ * the config loaded, else `extensions_config.json` next to config.yaml
+ * (created there by the first write), else in `cwd`.
+ */
+export function mcpConfigPath(host: Pick<McpHost, "configManager">, cwd: string = process.cwd()): string {
+  const l = loaded(host as McpHost);
+  if (l?.extensionsPath) return l.extensionsPath;
+  return path.join(l ? path.dirname(l.path) : cwd, "extensions_config.json");
+}
+
+/**
+ * Create the runtime's MCP pool and attach it: `runtime.extensions.mcp` (the
+ * lead agent awaits its tools while building), thread sessions closed when a
+ * thread is deleted, everything closed with the runtime, cached agents
+ * dropped when a server recovers or is withdrawn. Servers come from the
+ * runtime's config (env-resolved, inline `extensions:` merged); a file the
+ * config has not seen yet (created by the gateway's first PUT) is read
+ * directly. Loading starts lazily with the first agent build.
+ */
+export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message: string) => void } = {}): McpPool {
+  const log = options.log ?? ((m: string) => console.warn(m));
+  const source = (): McpConfigSource => {
+    const file = mcpConfigPath(host, options.cwd);
+    const known = loaded(host)?.extensionsPath === file;
+    if (known) return { path: file, config: host.config()?.extensions };
+    return existsSync(file) ? { path: file } : { config: host.config()?.extensions };
+  };
+  const pool = new McpPool({
+    extensionsConfig: source,
+    threadDirs: (userId, threadId) => threadDirs(host.dataDir, threadId, userId),
+    discoveryCwd: host.dataDir,
+    logger: { warn: (m) => log(`[deerflow] ${m}`), info: (m) => log(`[deerflow] ${m}`) },
+    onToolsChanged: () => host.invalidateAgents(),
+  });
+  host.extensions.mcp = pool;
+  host.onThreadDeleted(async (threadId, userId) => {
+    await pool.closeThread(threadId, userId).catch((err: unknown) => log(`[deerflow] MCP: closing sessions of thread ${threadId} failed: ${errorMessage(err)}`));
+  });
+  host.onClose(() => pool.close());
+  return pool;
+}

@@ -1,0 +1,180 @@
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import path from "node:path";
+import { ValidationError } from "../errors";
+import { mcpServerConfigSchema } from "../config";
+import { formatZodError } from "../tools";
+
+/** What GET/PUT `/api/mcp/config` send: DeerFlow's `McpConfigResponse`. */
+export interface McpConfigResponse {
+  mcp_servers: Record<string, Record<string, unknown>>;
+}
+
+/** The value a secret is replaced with in responses (and may be sent back unchanged). */
+export const MASKED_VALUE = "***";
+
+const SENSITIVE_KEY = /(^|_)(api_key|apikey|access_key|private_key|client_secret|secret|token|password|passwd|credential|credentials|authorization|bearer)(_|$)/i;
+const KNOWN_KEYS = new Set([
+  "enabled", "type", "transport", "command", "args", "env", "url", "headers", "oauth", "description", "routing", "tools",
+  "tool_name_prefix", "tool_call_timeout", "session_init_timeout", "task_toolsets",
+]);
+
+function snake(key: string): string {
+  return key
+    .replace(/(.)([A-Z][a-z]+)/g, "$1_$2")
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "");
+}
+
+const isSensitive = (key: string) => SENSITIVE_KEY.test(snake(key));
+const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+
+function maskExtra(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskExtra);
+  if (!isObj(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isSensitive(k) ? MASKED_VALUE : maskExtra(v)]));
+}
+
+/** A server entry validated and with DeerFlow's defaults, as the API shows it (unmasked). */
+export function normalizeServerEntry(name: string, raw: unknown): Record<string, unknown> {
+  const parsed = mcpServerConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ValidationError(`Invalid MCP server '${name}': ${formatZodError(parsed.error)}`, { code: "mcp_config_invalid", details: { server: name } });
+  }
+  const out = { ...(parsed.data as Record<string, unknown>) };
+  delete out.transport;
+  return out;
+}
+
+/** Env and header values become `***`, OAuth secrets null, sensitive extra keys `***` (never sent to a browser). */
+export function maskServerEntry(entry: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(entry)) {
+    if ((k === "env" || k === "headers") && isObj(v)) out[k] = Object.fromEntries(Object.keys(v).map((h) => [h, MASKED_VALUE]));
+    else if (k === "oauth" && isObj(v)) out[k] = { ...v, client_secret: null, refresh_token: null };
+    else if (!KNOWN_KEYS.has(k)) out[k] = isSensitive(k) ? MASKED_VALUE : maskExtra(v);
+    else out[k] = v;
+  }
+  return out;
+}
+
+function mergeMap(kind: string, incoming: Record<string, string>, existing: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(incoming)) {
+    if (v !== MASKED_VALUE) out[k] = v;
+    else if (k in existing) out[k] = existing[k];
+    else throw new ValidationError(`Cannot set ${kind} '${k}' to masked value '***'; provide a real value.`, { code: "mcp_masked_value" });
+  }
+  return out;
+}
+
+function mergeExtra(key: string, incoming: unknown, existing: unknown, present: boolean): unknown {
+  if (incoming === MASKED_VALUE && isSensitive(key)) {
+    if (present) return existing;
+    throw new ValidationError(`Cannot set extra config key '${key}' to masked value '***'; provide a real value.`, { code: "mcp_masked_value" });
+  }
+  if (isObj(incoming) && isObj(existing)) {
+    return Object.fromEntries(Object.entries(incoming).map(([k, v]) => [k, mergeExtra(k, v, existing[k], k in existing)]));
+  }
+  if (Array.isArray(incoming) && Array.isArray(existing) && incoming.length === existing.length) {
+    return incoming.map((v, i) => mergeExtra(key, v, existing[i], true));
+  }
+  return incoming;
+}
+
+/**
+ * Merge a server entry sent by a client over the stored one so values the
+ * GET masked round-trip unchanged: `***` env/header values and sensitive
+ * extras take the stored value (only for keys that exist), OAuth secrets
+ * sent as null keep the stored secret and an empty string clears it.
+ * `routing`/`tools` not sent are kept, as are stored extra keys.
+ */
+export function mergePreservingSecrets(incomingRaw: Record<string, unknown>, existingRaw: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...incomingRaw };
+  out.env = mergeMap("env key", (incomingRaw.env as Record<string, string>) ?? {}, (existingRaw.env as Record<string, string>) ?? {});
+  out.headers = mergeMap("header", (incomingRaw.headers as Record<string, string>) ?? {}, (existingRaw.headers as Record<string, string>) ?? {});
+  if (isObj(incomingRaw.oauth) && isObj(existingRaw.oauth)) {
+    const keep = (k: "client_secret" | "refresh_token") => {
+      const v = (incomingRaw.oauth as Record<string, unknown>)[k];
+      return v == null ? (existingRaw.oauth as Record<string, unknown>)[k] ?? null : v === "" ? null : v;
+    };
+    out.oauth = { ...incomingRaw.oauth, client_secret: keep("client_secret"), refresh_token: keep("refresh_token") };
+  }
+  for (const k of ["routing", "tools"]) if (!(k in incomingRaw) && k in existingRaw) out[k] = existingRaw[k];
+  for (const [k, v] of Object.entries(incomingRaw)) if (!KNOWN_KEYS.has(k)) out[k] = mergeExtra(k, v, existingRaw[k], k in existingRaw);
+  for (const [k, v] of Object.entries(existingRaw)) if (!KNOWN_KEYS.has(k) && !(k in incomingRaw)) out[k] = v;
+  return out;
+}
+
+/** The raw JSON document (no `$VAR` resolution), `{}` when the file does not exist. */
+export function readRawExtensionsConfig(file: string): Record<string, unknown> {
+  if (!existsSync(file)) return {};
+  const parsed = JSON.parse(readFileSync(file, "utf8")) as unknown;
+  if (!isObj(parsed)) throw new ValidationError(`${file}: the top level must be a JSON object`, { code: "mcp_config_invalid" });
+  return parsed;
+}
+
+/** Write JSON so readers see the old or the new file, never half of one (temp file in the same dir, fsync, rename). */
+export function atomicWriteJson(file: string, data: unknown): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(data, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // nothing left to clean
+    }
+    throw err;
+  }
+}
+
+/** The masked API view of a raw document's `mcpServers`. */
+export function mcpConfigResponse(raw: Record<string, unknown>): McpConfigResponse {
+  const servers = isObj(raw.mcpServers) ? raw.mcpServers : {};
+  return { mcp_servers: Object.fromEntries(Object.entries(servers).map(([n, s]) => [n, maskServerEntry(normalizeServerEntry(n, s))])) };
+}
+
+/**
+ * Replace `mcpServers` with `incoming` (secrets merged from the stored raw
+ * entries, so `$VAR` placeholders survive a masked round trip), keep every
+ * other top-level key, write atomically, return the new raw document.
+ * `validate` runs on each merged entry before anything is written.
+ */
+export function writeMcpServers(file: string, incoming: Record<string, Record<string, unknown>>, validate: (name: string, entry: Record<string, unknown>) => void): Record<string, unknown> {
+  const raw = readRawExtensionsConfig(file);
+  const stored = isObj(raw.mcpServers) ? raw.mcpServers : {};
+  const servers: Record<string, Record<string, unknown>> = {};
+  for (const [name, entry] of Object.entries(incoming)) {
+    const previous = stored[name];
+    // A new server is merged against nothing, so a stray `***` is refused instead of stored.
+    const merged = mergePreservingSecrets(entry, isObj(previous) ? previous : {});
+    const normalized = normalizeServerEntry(name, merged);
+    validate(name, normalized);
+    servers[name] = normalized;
+  }
+  const next: Record<string, unknown> = { ...raw, mcpServers: servers };
+  if (!("skills" in next)) next.skills = {};
+  atomicWriteJson(file, next);
+  return next;
+}
+
+/** Enable or disable one stored server (DeerFlow's PATCH); `validate` runs before enabling. */
+export function setMcpServerEnabled(file: string, name: string, enabled: boolean, validate: (name: string, entry: Record<string, unknown>) => void): Record<string, unknown> {
+  const raw = readRawExtensionsConfig(file);
+  const stored = isObj(raw.mcpServers) ? raw.mcpServers : {};
+  const entry = stored[name];
+  if (!isObj(entry)) throw new ValidationError(`MCP server '${name}' not found`, { code: "mcp_server_not_found" });
+  if (enabled) validate(name, normalizeServerEntry(name, entry));
+  const next = { ...raw, mcpServers: { ...stored, [name]: { ...entry, enabled } } };
+  atomicWriteJson(file, next);
+  return next;
+}

@@ -1,0 +1,191 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError as SdkMcpError } from "@modelcontextprotocol/sdk/types.js";
+import { errorMessage } from "../errors";
+import type { McpServerConfig } from "../config";
+import { McpError } from "./errors";
+import { oauthFetch } from "./oauth";
+import type { OAuthTokenManager } from "./oauth";
+import type { McpCallResult } from "./result-convert";
+
+/** One tool as a server lists it. */
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  inputSchema: unknown;
+  title?: string;
+}
+
+/** Where and how to start one connection. */
+export interface McpConnectOptions {
+  /** stdio: the process cwd (the thread workspace for per-thread sessions). */
+  cwd?: string;
+  /** stdio: extra environment merged over the server's `env` (e.g. TMPDIR). */
+  extraEnv?: Record<string, string>;
+  /** sse/http: bearer tokens for every request. */
+  oauth?: OAuthTokenManager;
+  /** Bound on start + `initialize` (ms); undefined = no bound. */
+  initTimeoutMs?: number;
+  /** Client name announced to the server. */
+  clientName?: string;
+}
+
+/** Bytes of a stdio server's stderr kept to explain a failure. */
+const STDERR_TAIL = 2000;
+
+/** The transport kind of a server entry (`http` also accepts `streamable_http`/`streamable-http`). */
+export function transportKind(server: McpServerConfig): "stdio" | "sse" | "http" | undefined {
+  const t = (server.type || "stdio").toLowerCase().replace("-", "_");
+  if (t === "stdio") return "stdio";
+  if (t === "sse") return "sse";
+  if (t === "http" || t === "streamable_http") return "http";
+  return undefined;
+}
+
+/** Resolve `$VAR`/`${VAR}` values still present (in-memory configs skip the loader); unset → "". */
+export function resolveEnvRefs(values: Record<string, string>, env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(values)) {
+    const m = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(v);
+    out[k] = m ? (env[m[1] ?? m[2]] ?? "") : v;
+  }
+  return out;
+}
+
+/**
+ * One live MCP client session (official SDK `Client`) over stdio, SSE or
+ * streamable HTTP. `closed` turns true when the transport ends (process
+ * exit, stream closed) so pools can replace it.
+ */
+export class McpConnection {
+  closed = false;
+  private stderrTail = "";
+
+  private constructor(
+    readonly server: string,
+    private readonly client: Client,
+    private readonly transport: Transport,
+  ) {}
+
+  /** Start the transport and run `initialize`, bounded by `initTimeoutMs` (a hung server is killed). */
+  static async open(name: string, config: McpServerConfig, options: McpConnectOptions = {}): Promise<McpConnection> {
+    const kind = transportKind(config);
+    if (!kind) throw new McpError(name, `MCP server '${name}' has unsupported transport type: ${config.type}`, { code: "mcp_config_invalid" });
+    let transport: Transport;
+    let stdio: StdioClientTransport | undefined;
+    if (kind === "stdio") {
+      if (!config.command) throw new McpError(name, `MCP server '${name}' with stdio transport requires 'command'`, { code: "mcp_config_invalid" });
+      stdio = new StdioClientTransport({
+        command: config.command,
+        args: config.args,
+        env: { ...resolveEnvRefs(config.env, process.env), ...(options.extraEnv ?? {}) },
+        cwd: options.cwd,
+        stderr: "pipe",
+      });
+      transport = stdio;
+    } else {
+      if (!config.url) throw new McpError(name, `MCP server '${name}' with ${kind} transport requires 'url'`, { code: "mcp_config_invalid" });
+      let url: URL;
+      try {
+        url = new URL(config.url);
+      } catch {
+        throw new McpError(name, `MCP server '${name}' has an invalid url`, { code: "mcp_config_invalid" });
+      }
+      const headers = resolveEnvRefs(config.headers, process.env);
+      const opts = { requestInit: { headers }, ...(options.oauth ? { fetch: oauthFetch(options.oauth) } : {}) };
+      transport = kind === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
+    }
+    const client = new Client({ name: options.clientName ?? "deerflow", version: "2.0.0" }, { capabilities: {} });
+    const conn = new McpConnection(name, client, transport);
+    stdio?.stderr?.on("data", (chunk: Buffer) => {
+      conn.stderrTail = (conn.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL);
+    });
+    client.onclose = () => {
+      conn.closed = true;
+    };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const connecting = client.connect(transport, options.initTimeoutMs ? { timeout: options.initTimeoutMs } : undefined);
+      if (options.initTimeoutMs) {
+        const ms = options.initTimeoutMs;
+        await Promise.race([
+          connecting,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new McpError(name, `MCP server '${name}' did not initialise within ${ms / 1000}s`, { code: "mcp_init_timeout" })), ms);
+          }),
+        ]);
+      } else await connecting;
+    } catch (err) {
+      conn.closed = true;
+      // A server that failed or hung at start-up gets no graceful shutdown window: it is terminated now.
+      const pid = stdio?.pid;
+      if (pid) {
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {
+          // already gone
+        }
+      }
+      void client.close().catch(() => undefined);
+      if (err instanceof McpError) throw err;
+      const tail = conn.stderrTail.trim();
+      throw new McpError(name, `MCP server '${name}' failed to start: ${describe(err)}${tail ? ` (stderr: ${tail.slice(-300)})` : ""}`, {
+        code: "mcp_start_failed",
+        cause: err,
+      });
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    return conn;
+  }
+
+  /** Every tool of the server (follows `nextCursor`). */
+  async listTools(timeoutMs?: number): Promise<McpToolInfo[]> {
+    const out: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.client.listTools(cursor ? { cursor } : undefined, timeoutMs ? { timeout: timeoutMs } : undefined);
+      for (const t of page.tools) out.push({ name: t.name, description: t.description, inputSchema: t.inputSchema, title: t.title });
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  }
+
+  /** Call a tool; timeouts and a dropped connection become {@link McpError}s. */
+  async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<McpCallResult> {
+    if (this.closed) throw new McpError(this.server, `MCP server '${this.server}' is not connected`, { code: "mcp_connection_closed" });
+    try {
+      const res = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+        ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      return res as McpCallResult;
+    } catch (err) {
+      if (err instanceof SdkMcpError && err.code === ErrorCode.RequestTimeout) {
+        throw new McpError(this.server, `MCP tool '${tool}' on server '${this.server}' timed out after ${(options.timeoutMs ?? 60_000) / 1000}s`, { code: "mcp_call_timeout", cause: err });
+      }
+      if (this.closed || (err instanceof SdkMcpError && err.code === ErrorCode.ConnectionClosed)) {
+        this.closed = true;
+        const tail = this.stderrTail.trim();
+        throw new McpError(this.server, `MCP server '${this.server}' closed the connection during '${tool}'${tail ? ` (stderr: ${tail.slice(-300)})` : ""}`, {
+          code: "mcp_connection_closed",
+          cause: err,
+        });
+      }
+      throw new McpError(this.server, `MCP tool '${tool}' on server '${this.server}' failed: ${describe(err)}`, { cause: err });
+    }
+  }
+
+  /** Close the session (stdio: end stdin, then SIGTERM/SIGKILL). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.client.close().catch(() => undefined);
+  }
+}
+
+function describe(err: unknown): string {
+  return errorMessage(err).replace(/^MCP error -?\d+: /, "");
+}

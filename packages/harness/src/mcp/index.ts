@@ -1,0 +1,49 @@
+/**
+ * MCP subsystem: servers from extensions_config.json as tools (`{server}_{tool}`)
+ * over stdio, SSE and streamable HTTP (official SDK client), the session pool,
+ * OAuth token injection, deferred tools and `tool_search`, and the stdio
+ * launch validation the gateway applies. See docs/mcp.md.
+ */
+export { McpPool } from "./pool";
+export type { McpPoolOptions, McpScope, McpServerStatus } from "./pool";
+export type { McpConfigSource } from "./config-source";
+export { McpConnection, transportKind } from "./connection";
+export type { McpConnectOptions, McpToolInfo } from "./connection";
+export { McpError } from "./errors";
+export { OAuthTokenManager, oauthFetch } from "./oauth";
+export type { FetchLike } from "./oauth";
+export { sanitizeToolSchema } from "./schema-sanitize";
+export { convertCallToolResult } from "./result-convert";
+export type { McpCallResult, McpToolResult } from "./result-convert";
+export { rewritePathsInText, toVirtualPath } from "./path-mapping";
+export type { McpPathScope } from "./path-mapping";
+export { createMcpToolDefinition, isMcpTool, MCP_TOOL_NAME, mcpToolName } from "./tool-adapter";
+export type { McpToolMetadata } from "./tool-adapter";
+export { effectiveRouting } from "./routing";
+export type { McpRoutingConfig } from "./routing";
+export {
+  assembleDeferredTools,
+  createToolSearchTool,
+  DeferredToolCatalog,
+  deferredRoutingIndex,
+  functionSchema,
+  TOOL_SEARCH_MAX_RESULTS,
+  TOOL_SEARCH_TOOL_NAME,
+} from "./tool-search";
+export type { DeferredToolSetup, FunctionSchema } from "./tool-search";
+export { allowedStdioCommands, arbitraryExecFlag, CODE_INJECTING_ENV, DEFAULT_MCP_STDIO_COMMANDS, MCP_STDIO_ALLOWLIST_ENV, validateStdioLaunch } from "./launch-validation";
+export type { StdioLaunchSpec } from "./launch-validation";
+export {
+  atomicWriteJson,
+  MASKED_VALUE,
+  maskServerEntry,
+  mcpConfigResponse,
+  mergePreservingSecrets,
+  normalizeServerEntry,
+  readRawExtensionsConfig,
+  setMcpServerEnabled,
+  writeMcpServers,
+} from "./config-file";
+export type { McpConfigResponse } from "./config-file";
+export { attachMcp, mcpConfigPath } from "./attach";
+export type { McpHost } from "./attach";

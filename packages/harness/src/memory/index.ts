@@ -1,0 +1,24 @@
+/** Long-term memory: DeerFlow's fact pipeline with relevance-ranked recall, thread summaries and a knowledge graph. */
+export { MemoryService, MemoryFactError } from "./service";
+export type { MemoryServiceOptions, EnqueueResult, FactInput } from "./service";
+export { resolveMemoryConfig, memoryBackendConfigSchema, memoryHostConfigSchema } from "./config";
+export type { ResolvedMemoryConfig, MemoryBackendConfig, MemoryModelRef } from "./config";
+export { MemoryCorruptionError, MemoryConflictError, MemoryFileStorage } from "./storage";
+export type { MemoryFileOps } from "./storage";
+export { MemoryQueueFullError, MemoryUpdateQueue } from "./queue";
+export type { MemoryQueueItem } from "./queue";
+export { MemoryUpdateParseError, parseMemoryUpdate } from "./update-parse";
+export type { MemoryUpdate } from "./update-parse";
+export { applyMemoryUpdate } from "./apply";
+export { filterMessagesForMemory, filterTrivial, detectSignals, isTrivialTurn } from "./message-filter";
+export type { MemoryTurn, MemorySignal } from "./message-filter";
+export { formatMemoryInjection } from "./injection";
+export type { InjectionOutput } from "./injection";
+export { createEmbedder, embedderFromModel } from "./embeddings";
+export type { MemoryEmbedder, EmbeddingModelEntry } from "./embeddings";
+export { createMemoryTools } from "./tools";
+export { emptyMemoryDocument } from "./types";
+export type { MemoryDocument, MemoryFact, MemoryScope, MemoryTriple, ThreadSummary, MemoryInjectionReport } from "./types";
+export type { MemoryLogger, MemoryModelResolver, UpdaterStatus } from "./updater";
+export { attachMemory } from "./attach";
+export type { AttachMemoryOptions, MemoryHost } from "./attach";

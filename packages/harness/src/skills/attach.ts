@@ -1,0 +1,59 @@
+import path from "node:path";
+import type { AppConfig, ConfigManager } from "../config";
+import { SkillRegistry } from "./registry";
+
+/** What {@link attachSkills} needs from the runtime (structural, so the runtime module is not imported here). */
+export interface SkillsHost {
+  readonly dataDir: string;
+  readonly configManager: ConfigManager | undefined;
+  readonly extensions: { skills?: SkillRegistry };
+  readonly recorder: { addHook(hook: { name: string; runStarted?(run: { userId: string }): Promise<void> | void }): void };
+  config(): AppConfig | undefined;
+  invalidateAgents(): void;
+}
+
+function loadedPaths(host: SkillsHost): { path: string; extensionsPath: string | null } | undefined {
+  try {
+    return host.configManager?.getLoaded();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Create the skill registry of a runtime and attach it: stored as
+ * `runtime.extensions.skills` (the lead agent fills its prompt and skill
+ * middlewares from it), the user's enabled-only sandbox view refreshed when
+ * a run starts, and cached agents dropped when a skill changes so the next
+ * run's prompt lists the new state. `skills.path` and the extensions file
+ * come from the config; the enabled states are re-read on use.
+ * @returns the registry (also when the runtime has no config: then `./skills` under the working directory).
+ */
+export function attachSkills(host: SkillsHost, options: { cwd?: string } = {}): SkillRegistry {
+  const config = host.config();
+  const loaded = loadedPaths(host);
+  const cwd = options.cwd ?? process.cwd();
+  const projectRoot = process.env.DEER_FLOW_PROJECT_ROOT ?? (loaded && path.isAbsolute(loaded.path) ? path.dirname(loaded.path) : cwd);
+  const base = config
+    ? SkillRegistry.fromConfig(config, { dataDir: host.dataDir, projectRoot })
+    : new SkillRegistry({ skillsPath: path.join(projectRoot, "skills"), dataDir: host.dataDir, projectRoot });
+  const scan = config?.skill_scan as { enabled?: unknown } | undefined;
+  const registry = new SkillRegistry({
+    skillsPath: base.skillsPath,
+    containerPath: base.containerPath,
+    dataDir: host.dataDir,
+    projectRoot,
+    extensionsPath: () => loadedPaths(host)?.extensionsPath ?? null,
+    extensions: () => host.config()?.extensions,
+    scanEnabled: scan?.enabled !== false,
+    onChange: () => host.invalidateAgents(),
+  });
+  host.extensions.skills = registry;
+  host.recorder.addHook({
+    name: "skills",
+    async runStarted({ userId }) {
+      await registry.ensureView(userId);
+    },
+  });
+  return registry;
+}

@@ -1,0 +1,119 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { SkillValidationError } from "./errors";
+import { splitSkillMarkdown, validateSkillFrontmatter } from "./frontmatter";
+import { SKILL_MD_FILE } from "./types";
+import type { Skill, SkillCategory } from "./types";
+
+/** A skill as found on disk, before its enabled state is known. */
+export type DiscoveredSkill = Omit<Skill, "enabled">;
+
+/** Something wrong with one SKILL.md: errors keep the skill out, warnings do not. */
+export interface SkillLoadProblem {
+  file: string;
+  key?: string;
+  message: string;
+  severity: "error" | "warning";
+}
+
+/** What scanning a category root yields. */
+export interface SkillScan {
+  skills: DiscoveredSkill[];
+  problems: SkillLoadProblem[];
+}
+
+/** Nesting limit of category sub-folders (guards against symlink loops). */
+const MAX_DEPTH = 6;
+
+function ignored(name: string): boolean {
+  return name.startsWith(".") || name === "__MACOSX" || name === "node_modules";
+}
+
+async function isDir(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null))?.isDirectory() ?? false;
+}
+
+async function isFile(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null))?.isFile() ?? false;
+}
+
+/**
+ * Parse one SKILL.md into a skill of `category`.
+ * @throws SkillValidationError naming the file and key when it is malformed.
+ */
+export async function parseSkillFile(skillFile: string, category: SkillCategory, relativePath: string): Promise<{ skill: DiscoveredSkill; warnings: string[] }> {
+  const content = await readFile(skillFile, "utf8");
+  const { metadata } = splitSkillMarkdown(content, skillFile);
+  const fm = validateSkillFrontmatter(metadata, skillFile);
+  const warnings = fm.unexpectedKeys.length ? [`${skillFile}: unexpected key(s) in SKILL.md frontmatter: ${fm.unexpectedKeys.join(", ")} (ignored)`] : [];
+  return {
+    skill: {
+      name: fm.name,
+      description: fm.description,
+      license: fm.license,
+      category,
+      skillDir: path.dirname(skillFile),
+      skillFile,
+      relativePath: relativePath || ".",
+      allowedTools: fm.allowedTools,
+      requiredSecrets: fm.requiredSecrets,
+      secretsAutonomous: fm.secretsAutonomous,
+    },
+    warnings,
+  };
+}
+
+/**
+ * Find the skills under one category root. A directory holding a SKILL.md is
+ * a package: its sub-folders are not searched (nested SKILL.md files there,
+ * such as evaluation fixtures, are data). Other directories are descended
+ * (up to {@link MAX_DEPTH}), so `public/group/my-skill/SKILL.md` is found
+ * with relative path `group/my-skill`. Dot folders are skipped. Duplicate
+ * names within a root keep the first (in sorted path order) and report the rest.
+ */
+export async function scanSkillRoot(root: string, category: SkillCategory): Promise<SkillScan> {
+  const out: SkillScan = { skills: [], problems: [] };
+  if (!(await isDir(root))) return out;
+  const seen = new Map<string, string>();
+  const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
+    const file = path.join(dir, SKILL_MD_FILE);
+    if (await isFile(file)) {
+      try {
+        const { skill, warnings } = await parseSkillFile(file, category, rel);
+        for (const w of warnings) out.problems.push({ file, message: w, severity: "warning" });
+        const first = seen.get(skill.name);
+        if (first) {
+          out.problems.push({ file, key: "name", message: `${file}: duplicate skill name '${skill.name}' (already defined by ${first}); ignored`, severity: "error" });
+        } else {
+          seen.set(skill.name, file);
+          out.skills.push(skill);
+        }
+      } catch (err) {
+        if (err instanceof SkillValidationError) {
+          out.problems.push({ file, key: err.details.key as string | undefined, message: err.message, severity: "error" });
+        } else {
+          out.problems.push({ file, message: `${file}: ${(err as Error).message}`, severity: "error" });
+        }
+      }
+      return;
+    }
+    if (depth >= MAX_DEPTH) return;
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const names = entries.filter((e) => !ignored(e.name)).map((e) => e.name).sort();
+    for (const name of names) {
+      const child = path.join(dir, name);
+      if (await isDir(child)) await walk(child, rel ? `${rel}/${name}` : name, depth + 1);
+    }
+  };
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const name of entries.filter((e) => !ignored(e.name)).map((e) => e.name).sort()) {
+    const child = path.join(root, name);
+    if (await isDir(child)) await walk(child, name, 1);
+  }
+  return out;
+}
+
+/** Read a skill's SKILL.md body (frontmatter stripped). */
+export async function readSkillBody(skill: Pick<Skill, "skillFile">): Promise<string> {
+  return splitSkillMarkdown(await readFile(skill.skillFile, "utf8"), skill.skillFile).body.trim();
+}

@@ -1,0 +1,2 @@
+export { startOAuthTokenServer } from "./token-server";
+export type { OAuthTokenServer, OAuthTokenServerOptions, RecordedTokenRequest } from "./token-server";

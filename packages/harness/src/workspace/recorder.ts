@@ -1,0 +1,151 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ValidationError } from "../errors";
+import { SAFE_ID, VIRTUAL_OUTPUTS, VIRTUAL_WORKSPACE } from "../sandbox";
+import type { ThreadDirs } from "../sandbox";
+import { compareSnapshots } from "./diff";
+import { scanWorkspaceRoots } from "./scanner";
+import type { BlobCache, WorkspaceRoot } from "./scanner";
+import { DEFAULT_WORKSPACE_CHANGE_LIMITS, emptySummary } from "./types";
+import type { WorkspaceChangeLimits, WorkspaceChangeResult, WorkspaceChangesResponse, WorkspaceSnapshot } from "./types";
+
+/** Options of {@link recordRunWorkspace}. */
+export interface RecordWorkspaceOptions {
+  limits?: Partial<WorkspaceChangeLimits>;
+}
+
+/** Which end of the run a snapshot is taken at. */
+export type WorkspacePhase = "start" | "end";
+
+/**
+ * Where a thread's snapshots live: beside `user-data`, never inside it, so the
+ * agent cannot read or forge them and they are not themselves reported as changes.
+ */
+export function workspaceChangesDir(dirs: ThreadDirs): string {
+  return path.join(path.dirname(dirs.userData), "workspace-changes");
+}
+
+function checkRunId(runId: string): string {
+  if (!SAFE_ID.test(runId)) throw new ValidationError(`Invalid run id ${JSON.stringify(runId)}`, { code: "invalid_run_id" });
+  return runId;
+}
+
+function blobCache(dir: string): BlobCache {
+  const file = (sha: string) => path.join(dir, sha);
+  return {
+    has: (sha) => existsSync(file(sha)),
+    put: (sha, text) => {
+      mkdirSync(dir, { recursive: true });
+      writeAtomic(file(sha), text);
+    },
+    get: (sha) => (existsSync(file(sha)) ? readFileSync(file(sha), "utf8") : undefined),
+  };
+}
+
+function writeAtomic(target: string, text: string): void {
+  const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(tmp, text, "utf8");
+  renameSync(tmp, target);
+}
+
+function readJson<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+function roots(dirs: ThreadDirs): WorkspaceRoot[] {
+  return [
+    { name: "outputs", hostPath: dirs.outputs, virtualPrefix: VIRTUAL_OUTPUTS },
+    { name: "workspace", hostPath: dirs.workspace, virtualPrefix: VIRTUAL_WORKSPACE },
+  ];
+}
+
+/**
+ * Record one end of a run. `start` snapshots outputs + workspace (sizes,
+ * nanosecond mtimes, hashes; texts of small text files into a
+ * content-addressed cache), reusing the previous run's end snapshot for files
+ * that did not change since. `end` snapshots again, compares, stores the
+ * run's changes with unified diffs, keeps its snapshot for the next run and
+ * drops cached texts nothing refers to any more. Returns the changes on `end`
+ * (undefined when the run's start was never recorded).
+ */
+export async function recordRunWorkspace(
+  dirs: ThreadDirs,
+  runId: string,
+  phase: WorkspacePhase,
+  options: RecordWorkspaceOptions = {},
+): Promise<WorkspaceChangeResult | undefined> {
+  checkRunId(runId);
+  const limits = { ...DEFAULT_WORKSPACE_CHANGE_LIMITS, ...options.limits };
+  const store = workspaceChangesDir(dirs);
+  const runsDir = path.join(store, "runs");
+  const blobs = blobCache(path.join(store, "blobs"));
+  const latestFile = path.join(store, "latest.json");
+  const startFile = path.join(runsDir, `${runId}.start.json`);
+  mkdirSync(runsDir, { recursive: true });
+  const latest = readJson<WorkspaceSnapshot>(latestFile);
+  if (phase === "start") {
+    const snap = scanWorkspaceRoots(roots(dirs), limits, blobs, latest);
+    writeAtomic(startFile, JSON.stringify(snap));
+    return undefined;
+  }
+  const before = readJson<WorkspaceSnapshot>(startFile);
+  if (!before) return undefined;
+  const after = scanWorkspaceRoots(roots(dirs), limits, blobs, before);
+  const result = compareSnapshots(before, after, blobs, limits);
+  writeAtomic(path.join(runsDir, `${runId}.json`), JSON.stringify(result));
+  writeAtomic(latestFile, JSON.stringify(after));
+  unlinkSync(startFile);
+  collectBlobs(store, after);
+  return result;
+}
+
+function collectBlobs(store: string, keep: WorkspaceSnapshot): void {
+  const live = new Set<string>();
+  for (const f of Object.values(keep.files)) if (f.sha256) live.add(f.sha256);
+  // a run still in flight on this thread needs the texts its start snapshot refers to
+  const runsDir = path.join(store, "runs");
+  for (const name of readdirSync(runsDir)) {
+    if (!name.endsWith(".start.json")) continue;
+    const snap = readJson<WorkspaceSnapshot>(path.join(runsDir, name));
+    for (const f of Object.values(snap?.files ?? {})) if (f.sha256) live.add(f.sha256);
+  }
+  const blobDir = path.join(store, "blobs");
+  if (!existsSync(blobDir)) return;
+  for (const name of readdirSync(blobDir)) if (!live.has(name)) rmSync(path.join(blobDir, name), { force: true });
+}
+
+/** The empty answer for a run with nothing recorded (still running, or never snapshotted). */
+export function unavailableWorkspaceChanges(): WorkspaceChangesResponse {
+  return { available: false, version: 1, summary: emptySummary(), files: [], limits: {} };
+}
+
+/**
+ * The stored changes of a run, shaped as the workspace-changes route answers:
+ * without `include_files` the file list is empty; without `include_diff`
+ * every `diff` is "".
+ */
+export function readRunWorkspaceChanges(
+  dirs: ThreadDirs,
+  runId: string,
+  options: { includeFiles?: boolean; includeDiff?: boolean } = {},
+): WorkspaceChangesResponse {
+  checkRunId(runId);
+  const result = readJson<WorkspaceChangeResult>(path.join(workspaceChangesDir(dirs), "runs", `${runId}.json`));
+  if (!result) return unavailableWorkspaceChanges();
+  const includeFiles = options.includeFiles ?? true;
+  const includeDiff = options.includeDiff ?? true;
+  const files = !includeFiles ? [] : includeDiff ? result.files : result.files.map((f) => ({ ...f, diff: "" }));
+  return { available: true, version: 1, summary: result.summary, files, limits: result.limits };
+}
+
+/** Drop a run's recorded changes (e.g. when the run is deleted). */
+export function deleteRunWorkspaceChanges(dirs: ThreadDirs, runId: string): void {
+  checkRunId(runId);
+  const runsDir = path.join(workspaceChangesDir(dirs), "runs");
+  rmSync(path.join(runsDir, `${runId}.json`), { force: true });
+  rmSync(path.join(runsDir, `${runId}.start.json`), { force: true });
+}

@@ -1,0 +1,35 @@
+import { threadDirs } from "../sandbox";
+import { recordRunWorkspace } from "./recorder";
+import type { RecordWorkspaceOptions } from "./recorder";
+
+/** The run identity a run hook receives. */
+export interface WorkspaceRunRef {
+  runId: string;
+  threadId: string;
+  userId: string;
+}
+
+/** A run hook (the runtime's run recorder calls it at run start and end). */
+export interface WorkspaceChangesHook {
+  readonly name: "workspace-changes";
+  runStarted(run: WorkspaceRunRef): Promise<void>;
+  runFinished(run: WorkspaceRunRef): Promise<void>;
+}
+
+/**
+ * Record every run's workspace changes: a snapshot of outputs + workspace
+ * when the run starts (awaited before the agent runs, so nothing it writes is
+ * missed) and the comparison when it ends, whatever its status.
+ */
+export function createWorkspaceChangesHook(options: { baseDir: string } & RecordWorkspaceOptions): WorkspaceChangesHook {
+  const dirs = (run: WorkspaceRunRef) => threadDirs(options.baseDir, run.threadId, run.userId);
+  return {
+    name: "workspace-changes",
+    async runStarted(run) {
+      await recordRunWorkspace(dirs(run), run.runId, "start", options);
+    },
+    async runFinished(run) {
+      await recordRunWorkspace(dirs(run), run.runId, "end", options);
+    },
+  };
+}

@@ -1,0 +1,217 @@
+import fs from "node:fs";
+import path from "node:path";
+import {
+  createCustomAgent,
+  customAgentExists,
+  deleteCustomAgent,
+  hasErrorCode,
+  isLegacyOnlyAgent,
+  listCustomAgents,
+  loadCustomAgent,
+  normalizeAgentName,
+  unmanagedAgentFields,
+  updateCustomAgent,
+} from "@deerflow/harness";
+import type { CustomAgentConfig, CustomAgentDocument } from "@deerflow/harness";
+import type { Hono } from "hono";
+import { z } from "zod";
+import { appSettings } from "../app-settings";
+import type { GatewayContext } from "../context";
+import { HttpError } from "../http-error";
+import { readJson } from "../validate";
+
+const modelSettings = z.object({ temperature: z.number().nullish(), max_tokens: z.number().int().nullish() }).strict();
+const effort = z.enum(["low", "medium", "high"]);
+
+const createSchema = z.object({
+  name: z.string(),
+  description: z.string().default(""),
+  model: z.string().nullish(),
+  tool_groups: z.array(z.string()).nullish(),
+  skills: z.array(z.string()).nullish(),
+  model_settings: modelSettings.nullish(),
+  thinking_enabled: z.boolean().nullish(),
+  reasoning_effort: effort.nullish(),
+  soul: z.string().default(""),
+});
+
+const updateSchema = z.object({
+  description: z.string().nullish(),
+  model: z.string().nullish(),
+  tool_groups: z.array(z.string()).nullish(),
+  skills: z.array(z.string()).nullish(),
+  model_settings: modelSettings.nullish(),
+  thinking_enabled: z.boolean().nullish(),
+  reasoning_effort: effort.nullish(),
+  soul: z.string().nullish(),
+});
+
+const profileSchema = z.object({ content: z.string().default("") });
+
+/** Model-behaviour fields: on update an omitted one is kept, an explicit null clears it. */
+const MODEL_FIELDS = ["model", "model_settings", "thinking_enabled", "reasoning_effort"] as const;
+
+/** DeerFlow's `AgentResponse`. */
+function agentResponse(a: CustomAgentConfig): Record<string, unknown> {
+  return {
+    name: a.name,
+    description: a.description ?? "",
+    model: a.model ?? null,
+    tool_groups: a.tool_groups ?? null,
+    skills: a.skills ?? null,
+    model_settings: a.model_settings ?? null,
+    thinking_enabled: a.thinking_enabled ?? null,
+    reasoning_effort: a.reasoning_effort ?? null,
+    soul: a.soul ?? "",
+  };
+}
+
+function checkName(name: string): string {
+  try {
+    return normalizeAgentName(name);
+  } catch (err) {
+    throw new HttpError(422, (err as Error).message);
+  }
+}
+
+function withoutNulls<T extends Record<string, unknown>>(doc: T): T {
+  return Object.fromEntries(Object.entries(doc).filter(([, v]) => v !== null && v !== undefined)) as T;
+}
+
+/**
+ * Custom agents CRUD and the user profile (§3.4). Every route answers 403
+ * unless `agents_api.enabled`: they rewrite agent souls, which belongs behind
+ * an authenticated admin boundary.
+ */
+export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
+  const base = () => ctx.options.baseDir;
+  const user = () => ctx.options.userId;
+  const max = ctx.options.maxBodyBytes;
+  const requireEnabled = () => {
+    if (!appSettings(ctx).agentsApiEnabled) {
+      throw new HttpError(403, "Custom-agent management API is disabled. Set agents_api.enabled=true to expose agent and user-profile routes over HTTP.");
+    }
+  };
+  const checkModel = (model: string | null | undefined) => {
+    // without configured models (a bare setup) there is nothing to check against
+    const models = appSettings(ctx).models;
+    if (!model || !models.length) return;
+    if (!models.some((m) => m.name === model)) {
+      throw new HttpError(422, `Unknown model '${model}'. Use a model name defined under \`models:\` in config.yaml.`);
+    }
+  };
+  const load = (name: string) => {
+    try {
+      return loadCustomAgent(base(), user(), name);
+    } catch (err) {
+      if (hasErrorCode(err, "agent_not_found")) throw new HttpError(404, `Agent '${name}' not found`);
+      throw err;
+    }
+  };
+  const legacyConflict = (name: string, what: string) =>
+    new HttpError(409, `Agent '${name}' only exists in the legacy shared layout and is not scoped to a user. Move it under users/${user()}/agents before ${what}.`);
+
+  app.get("/agents", (c) => {
+    requireEnabled();
+    return c.json({ agents: listCustomAgents(base(), user(), ctx.options.log).map(agentResponse) });
+  });
+
+  app.get("/agents/check", (c) => {
+    requireEnabled();
+    const name = checkName(c.req.query("name") ?? "");
+    return c.json({ available: !customAgentExists(base(), user(), name), name });
+  });
+
+  app.get("/agents/:name", (c) => {
+    requireEnabled();
+    return c.json(agentResponse(load(checkName(c.req.param("name")))));
+  });
+
+  app.post("/agents", async (c) => {
+    requireEnabled();
+    const body = await readJson(c, createSchema, max);
+    const name = checkName(body.name);
+    checkModel(body.model);
+    const doc: CustomAgentDocument = withoutNulls({
+      name,
+      description: body.description || undefined,
+      tool_groups: body.tool_groups,
+      skills: body.skills,
+      model: body.model || undefined,
+      model_settings: body.model_settings ? withoutNulls(body.model_settings) : undefined,
+      thinking_enabled: body.thinking_enabled,
+      reasoning_effort: body.reasoning_effort,
+    });
+    try {
+      return c.json(agentResponse(createCustomAgent(base(), user(), doc, body.soul)), 201);
+    } catch (err) {
+      if (hasErrorCode(err, "agent_exists")) throw new HttpError(409, `Agent '${name}' already exists`);
+      throw err;
+    }
+  });
+
+  app.put("/agents/:name", async (c) => {
+    requireEnabled();
+    const name = checkName(c.req.param("name"));
+    const body = await readJson(c, updateSchema, max);
+    const existing = load(name);
+    if (isLegacyOnlyAgent(base(), user(), name)) throw legacyConflict(name, "updating");
+    const has = (k: keyof typeof body) => Object.prototype.hasOwnProperty.call(body, k);
+    if (has("model")) checkModel(body.model);
+    const configChanged = (["description", "tool_groups", "skills", ...MODEL_FIELDS] as const).some(has);
+    let doc: CustomAgentDocument | null = null;
+    if (configChanged) {
+      const pick = <K extends keyof typeof body & keyof CustomAgentConfig>(k: K) => (has(k) ? body[k] : existing[k]);
+      let settings = pick("model_settings") as Record<string, unknown> | null | undefined;
+      // sub-fields of model_settings merge: an omitted one is kept, an explicit null drops it
+      if (has("model_settings") && body.model_settings) {
+        settings = { ...(existing.model_settings ?? {}) };
+        for (const [k, v] of Object.entries(body.model_settings)) {
+          if (v === null) delete settings[k];
+          else settings[k] = v;
+        }
+      }
+      doc = withoutNulls({
+        ...unmanagedAgentFields(existing),
+        name,
+        description: (has("description") ? body.description : existing.description) ?? "",
+        tool_groups: pick("tool_groups"),
+        skills: pick("skills"),
+        model: pick("model") || undefined,
+        model_settings: settings && Object.keys(settings).length ? settings : undefined,
+        thinking_enabled: pick("thinking_enabled"),
+        reasoning_effort: pick("reasoning_effort"),
+      } as CustomAgentDocument);
+    }
+    const soul = typeof body.soul === "string" ? body.soul : null;
+    if (doc || soul !== null) updateCustomAgent(base(), user(), name, doc, soul);
+    return c.json(agentResponse(load(name)));
+  });
+
+  app.delete("/agents/:name", (c) => {
+    requireEnabled();
+    const name = checkName(c.req.param("name"));
+    const outcome = deleteCustomAgent(base(), user(), name);
+    if (outcome === "legacy") throw legacyConflict(name, "deleting");
+    if (outcome === "missing") throw new HttpError(404, `Agent '${name}' not found`);
+    if (outcome === "not-custom-agent") {
+      throw new HttpError(409, `Directory for '${name}' contains memory data but is not a custom agent because config.yaml is missing; it was preserved.`);
+    }
+    return c.body(null, 204);
+  });
+
+  const profilePath = () => path.join(base(), "USER.md");
+  app.get("/user-profile", (c) => {
+    requireEnabled();
+    const p = profilePath();
+    const text = fs.existsSync(p) ? fs.readFileSync(p, "utf8").trim() : "";
+    return c.json({ content: text || null });
+  });
+  app.put("/user-profile", async (c) => {
+    requireEnabled();
+    const body = await readJson(c, profileSchema, max);
+    fs.mkdirSync(base(), { recursive: true });
+    fs.writeFileSync(profilePath(), body.content, "utf8");
+    return c.json({ content: body.content || null });
+  });
+}

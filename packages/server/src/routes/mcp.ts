@@ -1,0 +1,100 @@
+import {
+  errorMessage,
+  mcpConfigResponse,
+  readRawExtensionsConfig,
+  setMcpServerEnabled,
+  validateStdioLaunch,
+  ValidationError,
+  writeMcpServers,
+} from "@deerflow/harness";
+import type { McpServerStatus } from "@deerflow/harness";
+import type { Hono } from "hono";
+import { z } from "zod";
+import { HttpError } from "../http-error";
+import { readJson } from "../validate";
+
+/** What the MCP routes need from the running gateway. */
+export interface McpRouteOptions {
+  /** extensions_config.json to read and write (evaluated per request, so a moved file is followed). */
+  configPath: () => string;
+  /** The runtime's MCP pool, when there is one: per-server status and the cache reset after a write. */
+  pool?: () => McpStatusSource | undefined;
+  /** Max JSON body size (default 1 MiB). */
+  maxBodyBytes?: number;
+  log?: (message: string) => void;
+}
+
+/** The slice of `McpPool` the routes use. */
+export interface McpStatusSource {
+  status(): McpServerStatus[];
+  ready(): Promise<void>;
+  reset(): void;
+}
+
+const updateSchema = z.object({ mcp_servers: z.record(z.string().min(1), z.looseObject({})) });
+const stateSchema = z.object({ server_name: z.string().min(1), enabled: z.boolean() });
+
+/** Longest `GET /api/mcp/status?wait=true` waits for servers still loading. */
+const STATUS_WAIT_MS = 10_000;
+
+/**
+ * DeerFlow's MCP router: `GET/PUT/PATCH /mcp/config` (masked secrets, atomic
+ * writes of extensions_config.json, stdio launch validation on everything
+ * submitted), `POST /mcp/cache/reset`, plus `GET /mcp/status` (per-server
+ * connected/tools/last error from the pool). Writes are serialised in-process
+ * and reset the pool, so the next run loads the new servers.
+ */
+export function registerMcpRoutes(app: Hono, options: McpRouteOptions): void {
+  const maxBytes = options.maxBodyBytes ?? 1024 * 1024;
+  let writing: Promise<unknown> = Promise.resolve();
+  const serialised = <T>(fn: () => T): Promise<T> => {
+    const next = writing.then(fn, fn);
+    writing = next.catch(() => undefined);
+    return next;
+  };
+  const validate = (name: string, entry: Record<string, unknown>) => validateStdioLaunch(name, entry as never);
+  const afterWrite = (raw: Record<string, unknown>) => {
+    options.pool?.()?.reset();
+    options.log?.(`[gateway] MCP configuration saved to ${options.configPath()}`);
+    return mcpConfigResponse(raw);
+  };
+  const guarded = async <T>(fn: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      if (err instanceof ValidationError) throw new HttpError(err.code === "mcp_server_not_found" ? 404 : 400, err.message);
+      if (err instanceof SyntaxError) throw new HttpError(500, `extensions_config.json is not valid JSON: ${err.message}`);
+      throw new HttpError(500, `Failed to update MCP configuration: ${errorMessage(err)}`);
+    }
+  };
+
+  app.get("/mcp/config", async (c) => c.json(await guarded(() => mcpConfigResponse(readRawExtensionsConfig(options.configPath())))));
+
+  app.put("/mcp/config", async (c) => {
+    const body = await readJson(c, updateSchema, maxBytes);
+    const servers = body.mcp_servers as Record<string, Record<string, unknown>>;
+    return c.json(await guarded(() => serialised(() => afterWrite(writeMcpServers(options.configPath(), servers, validate)))));
+  });
+
+  app.patch("/mcp/config", async (c) => {
+    const body = await readJson(c, stateSchema, maxBytes);
+    return c.json(await guarded(() => serialised(() => afterWrite(setMcpServerEnabled(options.configPath(), body.server_name, body.enabled, validate)))));
+  });
+
+  app.post("/mcp/cache/reset", (c) => {
+    options.pool?.()?.reset();
+    return c.json({ success: true, message: "MCP tools cache reset. Tools will reload on next use." });
+  });
+
+  app.get("/mcp/status", async (c) => {
+    const pool = options.pool?.();
+    if (!pool) return c.json({ servers: [] });
+    if (c.req.query("wait") === "true") {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pool.ready(), new Promise<void>((r) => (timer = setTimeout(r, STATUS_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    return c.json({ servers: pool.status() });
+  });
+}

@@ -1,0 +1,115 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { AddressInfo } from "node:net";
+import { McpPool, threadDirs } from "@deerflow/harness";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HttpError } from "../../src/http-error";
+import { registerMcpRoutes } from "../../src/routes/mcp";
+
+const FIXTURE = path.resolve(__dirname, "../../../harness/test/fixtures/mcp/crashing-server.mjs");
+
+describe("MCP routes over real HTTP", () => {
+  let dir: string;
+  let file: string;
+  let base: string;
+  let pool: McpPool;
+  let server: ReturnType<typeof serve>;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-routes-"));
+    file = path.join(dir, "extensions_config.json");
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        mcpInterceptors: ["pkg.mod:build"],
+        mcpServers: {
+          local: { type: "stdio", command: process.execPath, args: [FIXTURE], env: { TOKEN: "$SECRET_TOKEN" }, description: "operator-configured" },
+          broken: { type: "stdio", command: process.execPath, args: [FIXTURE, "--exit-at-start"] },
+        },
+      }),
+    );
+    pool = new McpPool({ extensionsConfig: () => ({ path: file }), threadDirs: (u, t) => threadDirs(dir, t, u), discoveryCwd: dir, logger: { warn: () => {} } });
+    const api = new Hono();
+    // the gateway's error mapping: HttpError → {detail} with its status
+    api.onError((err, c) => (err instanceof HttpError ? c.json({ detail: err.detail }, err.status as 400) : c.json({ detail: "Internal server error" }, 500)));
+    registerMcpRoutes(api, { configPath: () => file, pool: () => pool });
+    const app = new Hono();
+    app.route("/api", api);
+    base = await new Promise<string>((resolve) => {
+      server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}`));
+    });
+  });
+  afterAll(async () => {
+    await pool.close();
+    await new Promise<void>((r) => (server as unknown as import("node:http").Server).close(() => r()));
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const send = (method: string, route: string, body?: unknown) =>
+    fetch(`${base}/api${route}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+  it("GET /api/mcp/config returns DeerFlow's shape with secrets masked", async () => {
+    const res = await send("GET", "/mcp/config");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { mcp_servers: Record<string, Record<string, unknown>> };
+    expect(body.mcp_servers.local).toMatchObject({ enabled: true, type: "stdio", env: { TOKEN: "***" }, description: "operator-configured", tool_name_prefix: true });
+  });
+
+  it("GET /api/mcp/status reports each server: connected with tools, or failed with its error", async () => {
+    const res = await send("GET", "/mcp/status?wait=true");
+    const { servers } = (await res.json()) as { servers: Array<Record<string, unknown>> };
+    const by = Object.fromEntries(servers.map((s) => [s.name, s]));
+    expect(by.local).toMatchObject({ connected: true, state: "connected", tools: ["local_echo", "local_crash"], last_error: null });
+    expect(by.broken).toMatchObject({ connected: false, state: "failed", tools: [] });
+    expect(String(by.broken.last_error)).toMatch(/failed to start/);
+  });
+
+  it("PUT validates stdio launches: disallowed command, exec flags and code-injecting env are 400s; nothing is written", async () => {
+    const before = fs.readFileSync(file, "utf8");
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ command: "bash", args: ["-c", "id"] }, /disallowed stdio command 'bash'/],
+      [{ command: "npx", args: ["-c", "id"] }, /passes '-c' to 'npx'/],
+      [{ command: "npx", args: ["-y", "pkg"], env: { LD_PRELOAD: "/x.so" } }, /LD_PRELOAD/],
+      [{ command: "/usr/bin/npx", args: [] }, /single executable name/],
+    ];
+    for (const [server, detail] of cases) {
+      const res = await send("PUT", "/mcp/config", { mcp_servers: { evil: server } });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(detail);
+    }
+    expect((await send("PUT", "/mcp/config", { mcp_servers: "nope" })).status).toBe(422);
+    expect(fs.readFileSync(file, "utf8")).toBe(before);
+  });
+
+  it("PUT saves atomically, keeps masked secrets, $VARs and other top-level keys, and the pool reloads", async () => {
+    const current = (await (await send("GET", "/mcp/config")).json()) as { mcp_servers: Record<string, Record<string, unknown>> };
+    // the operator's node entry cannot be re-submitted through the API (not allowlisted), so the UI sends the launcher entries
+    const res = await send("PUT", "/mcp/config", {
+      mcp_servers: { github: { command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_TOKEN: "$GITHUB_TOKEN" }, enabled: false } },
+    });
+    expect(res.status).toBe(200);
+    const saved = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+    expect(saved.mcpInterceptors).toEqual(["pkg.mod:build"]);
+    expect(Object.keys(saved.mcpServers as object)).toEqual(["github"]);
+    expect((saved.mcpServers as Record<string, { env: unknown }>).github.env).toEqual({ GITHUB_TOKEN: "$GITHUB_TOKEN" });
+    expect(current.mcp_servers.local).toBeDefined();
+    const { servers } = (await (await send("GET", "/mcp/status?wait=true")).json()) as { servers: Array<Record<string, unknown>> };
+    expect(servers).toEqual([expect.objectContaining({ name: "github", state: "disabled", connected: false })]);
+    // a masked round trip keeps the stored value
+    const view = (await (await send("GET", "/mcp/config")).json()) as { mcp_servers: Record<string, Record<string, unknown>> };
+    expect((await send("PUT", "/mcp/config", { mcp_servers: { github: { ...view.mcp_servers.github, description: "gh" } } })).status).toBe(200);
+    expect(JSON.parse(fs.readFileSync(file, "utf8")).mcpServers.github).toMatchObject({ description: "gh", env: { GITHUB_TOKEN: "$GITHUB_TOKEN" } });
+  });
+
+  it("PATCH enables/disables one server; unknown servers are 404; cache reset answers DeerFlow's shape", async () => {
+    const on = await send("PATCH", "/mcp/config", { server_name: "github", enabled: true });
+    expect(on.status).toBe(200);
+    expect(((await on.json()) as { mcp_servers: { github: { enabled: boolean } } }).mcp_servers.github.enabled).toBe(true);
+    expect((await send("PATCH", "/mcp/config", { server_name: "nope", enabled: true })).status).toBe(404);
+    const reset = await send("POST", "/mcp/cache/reset");
+    expect(await reset.json()).toEqual({ success: true, message: "MCP tools cache reset. Tools will reload on next use." });
+  });
+});
