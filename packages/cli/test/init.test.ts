@@ -5,7 +5,7 @@ import { assembleConfiguredTools } from "../../harness/src/agents/tool-assembly"
 import type { ToolConfigEntry } from "../../harness/src/agents/tool-assembly";
 import { parseAppConfigText } from "../../harness/src/config";
 import { LocalSandboxProvider, parseSandboxConfig } from "../../harness/src/sandbox";
-import { probeInitSandbox } from "../src/commands/init";
+import { probeInitSandbox, sandboxNotice } from "../src/commands/init";
 import { runCli, tempDir } from "./helpers";
 
 /** The tools an agent built from this config text would get. */
@@ -68,7 +68,7 @@ describe("deerflow init", { timeout: 60_000 }, () => {
     } else {
       console.warn(`[init test] bubblewrap cannot isolate commands here (${probe.reason}); checked the local fallback instead`);
       expect(parsed.sandbox.use).toBe("deerflow.sandbox.local:LocalSandboxProvider");
-      expect(r.stdout).toContain("To get bash: install bubblewrap");
+      expect(r.stdout).toMatch(/To get bash: (install bubblewrap|make bubblewrap work here)/);
     }
   });
 
@@ -79,8 +79,7 @@ describe("deerflow init", { timeout: 60_000 }, () => {
     const text = readFileSync(path.join(dir, "config.yaml"), "utf8");
     expect(parseAppConfigText(text, { env: { OPENAI_API_KEY: "sk-1" } }).config.sandbox.allow_host_bash).toBe(false);
     expect(r.stdout).toMatch(/Sandbox: local .*bash is OFF/);
-    expect(r.stdout).toContain("To get bash: install bubblewrap");
-    expect(r.stdout).toContain("deerflow init --sandbox bwrap --force");
+    expect(r.stdout).toMatch(/To get bash: (install bubblewrap .*, then |make bubblewrap work here .*, then )?set `sandbox.use: bwrap` in config.yaml/);
     const dir2 = tempDir();
     const probe = probeInitSandbox(path.join(dir2, ".deer-flow"));
     const b = await runCli(["init", "--provider", "openai", "--api-key", "sk-1", "--sandbox", "bwrap", "--yes"], { cwd: dir2 });
@@ -114,6 +113,17 @@ describe("deerflow init", { timeout: 60_000 }, () => {
     const env = readFileSync(path.join(dir, ".env"), "utf8");
     expect(env).toContain("OPENAI_COMPATIBLE_API_KEY=not-needed");
     expect(env).toContain("OPENAI_API_KEY=sk-2");
+  });
+
+  it("the sandbox notice says how to get bash in each case (no bwrap, bwrap that cannot isolate, chosen local)", () => {
+    const missing = sandboxNotice("local", { ok: false, reason: "bwrap is not installed (apt-get install bubblewrap)" });
+    expect(missing).toContain("bash is OFF");
+    expect(missing).toContain("To get bash: install bubblewrap (apt-get install bubblewrap / dnf install bubblewrap), then set `sandbox.use: bwrap`");
+    const broken = sandboxNotice("local", { ok: false, bwrapPath: "/usr/bin/bwrap", reason: "bwrap probe failed (exit 1): No permissions to create new namespace" });
+    expect(broken).toContain("bubblewrap cannot isolate commands here (bwrap probe failed (exit 1): No permissions to create new namespace)");
+    expect(broken).toContain("To get bash: make bubblewrap work here");
+    expect(sandboxNotice("local", { ok: true, bwrapPath: "/usr/bin/bwrap" })).toContain("local (you chose local)");
+    expect(sandboxNotice("bwrap", { ok: false, bwrapPath: "/usr/bin/bwrap", reason: "x" })).not.toContain("needs bubblewrap installed");
   });
 
   it("rejects an unknown provider with exit code 2", async () => {

@@ -15,6 +15,7 @@ import { registerAppInfoRoutes } from "./routes/app-info";
 import { registerArtifactRoutes } from "./routes/artifacts";
 import { registerAssistantRoutes } from "./routes/assistants";
 import { registerAuthRoutes } from "./routes/auth";
+import { registerMcpRoutes } from "./routes/mcp";
 import { registerMemoryRoutes } from "./routes/memory";
 import { registerRegenerateRoutes } from "./routes/regenerate";
 import { registerRunRoutes } from "./routes/runs";
@@ -108,6 +109,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   registerAgentRoutes(api, ctx);
   registerAuthRoutes(api, ctx);
   registerMemoryRoutes(api, ctx);
+  registerMcpRoutes(api, ctx);
 
   const app = new Hono();
   app.onError(onError(options.log));

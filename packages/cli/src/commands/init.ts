@@ -147,9 +147,12 @@ export function sandboxNotice(sandbox: string, probe: BwrapProbe): string {
       : `Sandbox: bwrap was chosen, but bubblewrap cannot isolate commands here yet: ${probe.reason}. Run \`deerflow doctor\` after fixing it.`;
   }
   const why = probe.ok ? "you chose local" : `bubblewrap cannot isolate commands here (${probe.reason})`;
+  const step = probe.bwrapPath
+    ? "make bubblewrap work here (`deerflow doctor` shows why it does not)"
+    : "install bubblewrap (apt-get install bubblewrap / dnf install bubblewrap)";
   return (
     `Sandbox: local (${why}). Commands would run unisolated on this machine, so bash is OFF; the file tools work.\n` +
-    "  To get bash: install bubblewrap (apt-get install bubblewrap / dnf install bubblewrap), then run `deerflow init --sandbox bwrap --force`."
+    `  To get bash: ${probe.ok ? "" : `${step}, then `}set \`sandbox.use: bwrap\` in config.yaml (or rerun \`deerflow init --sandbox bwrap\`).`
   );
 }
 

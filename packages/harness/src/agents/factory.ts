@@ -25,6 +25,7 @@ import {
   createViewImageMiddleware,
 } from "../middlewares";
 import { askClarificationTool, createViewImageTool } from "../builtins";
+import { orderChain } from "./chain-order";
 import { buildSystemPrompt } from "./prompt";
 import { createChildAgentFactory, createTaskTool, SubagentRegistry } from "../subagents";
 
@@ -180,7 +181,8 @@ export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = 
     add(pick(f.token_budget, () => createTokenBudgetMiddleware({ enabled: true })));
     add(createClarificationMiddleware());
     featureTools.push(askClarificationTool);
-    chain = placeExtras(chain, options.extraMiddleware ?? []);
+    // Same order as the lead agent's chain (one definition: chain-order.ts); extras are anchored after that.
+    chain = placeExtras(orderChain(chain), options.extraMiddleware ?? []);
   }
   const names = new Set(tools.map((t) => t.name));
   const allTools = [...tools, ...featureTools.filter((t) => !names.has(t.name))];

@@ -29,3 +29,4 @@ export { createLeadAgentFactory } from "./lead-agent";
 export type { ConfigSource, LeadAgent, LeadAgentExtensions, LeadAgentFactory, LeadAgentFactoryOptions } from "./lead-agent";
 export { createDeerflowAgent } from "./factory";
 export type { CreateDeerflowAgentOptions, ExtraMiddleware, RuntimeFeatures } from "./factory";
+export { MIDDLEWARE_ORDER, orderChain } from "./chain-order";

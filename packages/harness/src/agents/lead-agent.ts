@@ -32,6 +32,10 @@ import { runSettings } from "./runtime-options";
 import { createLeadSubagents } from "../subagents";
 import type { LeadRuntimeOptions } from "./runtime-options";
 import type { SkillRegistry } from "../skills";
+import { assembleDeferredTools, deferredRoutingIndex } from "../mcp";
+import type { McpPool } from "../mcp";
+import { createMemoryTools } from "../memory";
+import type { MemoryService } from "../memory";
 
 /** Where the app config comes from: a fixed object, a hot-reloading manager, or a getter. */
 export type ConfigSource = AppConfig | ConfigManager | (() => AppConfig);
@@ -44,6 +48,10 @@ export type ConfigSource = AppConfig | ConfigManager | (() => AppConfig);
 export interface LeadAgentExtensions {
   /** Skills: the prompt's skill list and the SkillActivation / SkillToolPolicy middlewares. */
   skills?: SkillRegistry;
+  /** MCP servers: their tools (awaited while building), deferred behind `tool_search` when enabled. */
+  mcp?: McpPool;
+  /** Long-term memory: DynamicContext's `<memory>` block, the Memory middleware's queue, the memory tools in tool mode. */
+  memory?: MemoryService;
 }
 
 /** Dependencies shared by every lead agent a process builds. */
@@ -155,7 +163,18 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     const agentToolOptions = { baseDir, modelNames: () => (getConfig().models ?? []).map((m) => String((m as { name?: unknown }).name)) };
     if (opts.isBootstrap) builtins.push(createSetupAgentTool(agentToolOptions));
     else if (custom) builtins.push(createUpdateAgentTool(agentToolOptions));
-    const tools = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...(options.extraTools ?? [])], warn), opts.nonInteractive);
+    const memory = options.extensions?.memory;
+    if (memory && memory.config.enabled && memory.config.mode === "tool") builtins.push(...createMemoryTools(memory));
+    // MCP tools follow config tools and built-ins (DeerFlow's order); a failing server only lacks its own tools.
+    const mcpTools = options.extensions?.mcp
+      ? await options.extensions.mcp.getTools().catch((err: unknown) => {
+          warn(`MCP tools are unavailable for this run: ${(err as Error).message}`);
+          return [];
+        })
+      : [];
+    const candidates = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...mcpTools, ...(options.extraTools ?? [])], warn), opts.nonInteractive);
+    const deferredSetup = assembleDeferredTools(candidates, { enabled: (config.tool_search as { enabled?: boolean } | undefined)?.enabled === true });
+    const tools = deferredSetup.tools;
     // Which skills this agent may see: bootstrap only while creating an agent, else the custom agent's list (null = all).
     const skillAllowlist = opts.isBootstrap ? ["bootstrap"] : (custom?.skills ?? null);
     const skillRegistry = options.extensions?.skills;
@@ -171,7 +190,9 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
       supportsVision: created.config.supportsVision,
       contextWindow: created.config.contextWindow,
       resolveModel,
-      memoryProvider: options.memoryProvider,
+      memoryProvider: options.memoryProvider ?? memory?.provider,
+      deferred: deferredSetup.catalogHash ? { names: deferredSetup.deferredNames, catalogHash: deferredSetup.catalogHash, routes: deferredRoutingIndex(deferredSetup) } : undefined,
+      memorySink: memory,
       custom: options.customMiddleware,
     };
     // Sub-agents ("ultra" mode): the task tool, its prompt section and SubagentLimit. A child runs this
@@ -208,6 +229,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
       bashAvailable: tools.some((t) => t.name === "bash"),
       mounts: sandboxConfig.mounts.map((m) => ({ containerPath: m.container_path, readOnly: m.read_only })),
       subagents: subagents?.prompt,
+      deferredTools: deferredSetup.deferredNames,
     });
     const agent = createAgent<ThreadState>({
       model: created.model,

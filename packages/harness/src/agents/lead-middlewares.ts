@@ -5,12 +5,14 @@ import type { SandboxProvider } from "../sandbox";
 import {
   createClarificationMiddleware,
   createDanglingToolCallMiddleware,
+  createDeferredToolFilterMiddleware,
   createDurableContextMiddleware,
   createDynamicContextMiddleware,
   createGuardrailMiddleware,
   createInputSanitizationMiddleware,
   createLLMErrorHandlingMiddleware,
   createLoopDetectionMiddleware,
+  createMcpRoutingMiddleware,
   createModelLengthFinishReasonMiddleware,
   createReadBeforeWriteMiddleware,
   createSafetyFinishReasonMiddleware,
@@ -31,10 +33,12 @@ import {
   createUploadsMiddleware,
   createViewImageMiddleware,
 } from "../middlewares";
-import type { MemoryProvider } from "../middlewares";
+import type { MemoryProvider, MemorySink } from "../middlewares";
+import { createMemoryMiddleware } from "../middlewares/memory";
 import { createSkillActivationMiddleware } from "../middlewares/skill-activation";
 import { createSkillToolPolicyMiddleware } from "../middlewares/skill-tool-policy";
 import type { SkillLookup } from "../skills";
+import { orderChain } from "./chain-order";
 import { resolveGuardrailProvider } from "./guardrail-provider";
 
 /** A config section without null/undefined values (so middleware option defaults apply). */
@@ -72,6 +76,8 @@ export interface LeadMiddlewareInputs {
   /** Resolve a configured model name (title/summarization `model_name`). */
   resolveModel(name: string): ChatModel;
   memoryProvider?: MemoryProvider;
+  /** Where the Memory middleware (row 22) queues finished conversations; none = no Memory middleware. */
+  memorySink?: MemorySink;
   /** Programmatic middlewares (DeerFlow's `custom_middlewares`, row 30). */
   custom?: AgentMiddleware[];
   /** Sub-agents run the chain without Uploads, Title, Todo, Clarification. */
@@ -84,12 +90,14 @@ export interface LeadMiddlewareInputs {
   skills?: SkillLookup;
   /** Skills this agent may use (a custom agent's `skills`; null = all). */
   agentSkills?: string[] | null;
+  /** Deferred MCP tools (`tool_search.enabled`): McpRouting and DeferredToolFilter (rows 24–25). */
+  deferred?: { names: string[]; catalogHash: string; routes: Record<string, { priority: number; keywords: string[] }> };
 }
 
 /**
  * DeerFlow's lead middleware chain, in the exact order of inventory §3.
- * Slots that later issues fill (DurableContext, Memory, McpRouting, DeferredToolFilter, SubagentLimit,
- * ToolProgress) are absent, not stubbed.
+ * Slots that later issues fill (DurableContext, Memory, SubagentLimit, ToolProgress) are absent, not
+ * stubbed; McpRouting and DeferredToolFilter join when MCP tools are deferred (`tool_search.enabled`).
  */
 export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[] {
   const c = i.config;
@@ -143,7 +151,11 @@ export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[]
   add(!i.subagent && i.isPlanMode && createTodoMiddleware()); // 19
   add(c.token_usage?.enabled !== false && createTokenUsageMiddleware({ enabled: true })); // 20
   add(!i.subagent && c.title?.enabled !== false && createTitleMiddleware({ ...section<object>(c.title), resolveModel: i.resolveModel } as never)); // 21
+  add(!i.subagent && !!i.memorySink && createMemoryMiddleware({ sink: i.memorySink, agent_name: i.agentName })); // 22
   add(i.supportsVision && createViewImageMiddleware({ supportsVision: true })); // 23
+  const topK = Number((c.tool_search as { auto_promote_top_k?: unknown } | undefined)?.auto_promote_top_k ?? 3);
+  add(i.deferred && Object.keys(i.deferred.routes).length > 0 && createMcpRoutingMiddleware({ routes: i.deferred.routes, catalogHash: i.deferred.catalogHash, topK })); // 24
+  add(i.deferred && i.deferred.names.length > 0 && createDeferredToolFilterMiddleware({ deferredNames: i.deferred.names, catalogHash: i.deferred.catalogHash })); // 25
   add(createSystemMessageCoalescingMiddleware()); // 26
   add(!i.subagent && i.subagentLimit && createSubagentLimitMiddleware({ max_concurrent: i.subagentLimit.maxConcurrent, max_total: i.subagentLimit.maxTotal })); // 27
   // A sub-agent runs on its parent's thread id: a fresh LoopDetection keeps its tool-call history apart from the lead's.
@@ -159,5 +171,6 @@ export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[]
   add(createModelLengthFinishReasonMiddleware()); // 33
   add(c.safety_finish_reason?.enabled !== false && createSafetyFinishReasonMiddleware(section(c.safety_finish_reason))); // 34
   add(!i.subagent && createClarificationMiddleware()); // 35, always last
-  return chain;
+  // The order is the canonical one (chain-order.ts), whatever order the slots above were added in.
+  return orderChain(chain);
 }

@@ -19,6 +19,9 @@ import type { ModelsResponse, ThreadResponse } from "./gateway-shapes";
 import { importLegacyThreadIndex } from "./legacy-thread-index";
 import { ClientStreamTranslator } from "./stream-translator";
 import type { ClientRunOptions, ClientStreamEvent, DeerFlowClientOptions } from "./types";
+import type { MemoryDocument } from "../memory";
+import { memoryOf } from "./memory";
+import type { MemoryStatusResponse } from "./memory";
 
 /** The answer of {@link DeerFlowClient.getArtifact}. */
 export interface ClientArtifact {
@@ -355,6 +358,71 @@ export class DeerFlowClient {
   async getArtifact(threadId: string, virtualPath: string): Promise<ClientArtifact> {
     const a = await readArtifact(this.threadPaths(threadId), virtualPath);
     return { bytes: a.bytes, mimeType: a.mimeType };
+  }
+
+  // ── Memory (DeerFlow's get/export/import/reload/clear, fact CRUD, config/status; same shapes as /api/memory) ──
+
+  private async memoryScope(agentName?: string | null) {
+    return { service: memoryOf(await this.runtime()), scope: { userId: this.userId, agentName: agentName ?? null } };
+  }
+
+  /** The user's memory document. */
+  async getMemory(agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.getMemory(scope);
+  }
+
+  /** Export the memory document (for backup or transfer). */
+  async exportMemory(agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.exportMemory(scope);
+  }
+
+  /** Replace the memory with an exported document. */
+  async importMemory(data: unknown, agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.importMemory(scope, data);
+  }
+
+  /** Re-read memory.json (after an external edit). */
+  async reloadMemory(agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.reloadMemory(scope);
+  }
+
+  /** Forget everything remembered about the user. */
+  async clearMemory(agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.clearMemory(scope);
+  }
+
+  /** Add a fact by hand; returns the updated document. */
+  async createMemoryFact(content: string, category = "context", confidence = 0.5, agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.createFact(scope, { content, category, confidence }).memory;
+  }
+
+  /** Change a fact (omitted fields keep their values). */
+  async updateMemoryFact(factId: string, patch: { content?: string; category?: string; confidence?: number }, agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.updateFact(scope, factId, patch);
+  }
+
+  /** Delete a fact. */
+  async deleteMemoryFact(factId: string, agentName?: string | null): Promise<MemoryDocument> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return service.deleteFact(scope, factId);
+  }
+
+  /** The memory settings (`GET /api/memory/config` shape). */
+  async getMemoryConfig(): Promise<MemoryStatusResponse["config"]> {
+    return memoryOf(await this.runtime()).configResponse();
+  }
+
+  /** Config and data together (`GET /api/memory/status` shape). */
+  async getMemoryStatus(agentName?: string | null): Promise<MemoryStatusResponse> {
+    const { service, scope } = await this.memoryScope(agentName);
+    return { config: service.configResponse(), data: service.getMemory(scope) };
   }
 
   /** Configured models (gateway `GET /api/models` shape). */

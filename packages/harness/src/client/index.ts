@@ -24,3 +24,5 @@ export type {
   ClientUsage,
   DeerFlowClientOptions,
 } from "./types";
+export { MemoryUnavailableError } from "./memory";
+export type { MemoryStatusResponse } from "./memory";

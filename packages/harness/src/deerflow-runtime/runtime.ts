@@ -14,11 +14,13 @@ import { createThreadStateView } from "../runtime";
 import type { Agent, StateSnapshot, ThreadStateView } from "../runtime";
 import { createSandboxProvider } from "../sandbox";
 import { attachSkills, skillsViewDir } from "../skills";
+import { attachMcp } from "../mcp";
 import type { SandboxProvider } from "../sandbox";
 import { threadStateSchema } from "../state";
 import type { ThreadState } from "../state";
 import { threadPaths } from "../uploads";
 import { createWorkspaceChangesHook } from "../workspace";
+import { attachMemory } from "../memory/attach";
 import { RunRecorder } from "./run-recorder";
 import type { AgentFactory, CloseHook, DeerFlowRuntimeOptions, RunSettings, ThreadDeletedHook } from "./types";
 
@@ -171,6 +173,16 @@ export class DeerFlowRuntime {
       attachSkills(runtime, { cwd });
     } catch (err) {
       log(`[deerflow] skills are off: ${errorMessage(err)}`);
+    }
+    try {
+      attachMcp(runtime, { cwd, log });
+    } catch (err) {
+      log(`[deerflow] MCP is off: ${errorMessage(err)}`);
+    }
+    try {
+      attachMemory(runtime, { modelFactory: options.modelFactory, log });
+    } catch (err) {
+      log(`[deerflow] memory is off: ${errorMessage(err)}`);
     }
     return runtime;
   }

@@ -25,7 +25,7 @@ export function humanMessage(content: MessageContent, fields: CommonFields = {})
     type: "human",
     id: fields.id ?? newMessageId(),
     content,
-    ...(fields.name != null ? { name: fields.name } : {}),
+    name: fields.name ?? null,
     additional_kwargs: fields.additional_kwargs ?? {},
     response_metadata: fields.response_metadata ?? {},
   };
@@ -37,7 +37,7 @@ export function systemMessage(content: MessageContent, fields: CommonFields = {}
     type: "system",
     id: fields.id ?? newMessageId(),
     content,
-    ...(fields.name != null ? { name: fields.name } : {}),
+    name: fields.name ?? null,
     additional_kwargs: fields.additional_kwargs ?? {},
     response_metadata: fields.response_metadata ?? {},
   };
@@ -56,7 +56,7 @@ export function aiMessage(
     type: "ai",
     id: fields.id ?? newAIMessageId(),
     content,
-    ...(fields.name != null ? { name: fields.name } : {}),
+    name: fields.name ?? null,
     additional_kwargs: fields.additional_kwargs ?? {},
     response_metadata: fields.response_metadata ?? {},
     tool_calls: (fields.tool_calls ?? []).map((c) => ({ ...c, type: "tool_call" as const })),
@@ -74,13 +74,14 @@ export function toolMessage(
     type: "tool",
     id: fields.id ?? newMessageId(),
     content,
-    ...(fields.name != null ? { name: fields.name } : {}),
+    name: fields.name ?? null,
     additional_kwargs: fields.additional_kwargs ?? {},
     response_metadata: fields.response_metadata ?? {},
     tool_call_id: fields.tool_call_id,
     status: fields.status ?? "success",
   };
-  if (fields.artifact !== undefined) msg.artifact = fields.artifact;
+  // LangChain serialises a tool message's artifact as null when there is none
+  msg.artifact = fields.artifact === undefined ? null : fields.artifact;
   return msg;
 }
 

@@ -236,7 +236,10 @@ export class RunExecution<S extends AgentState> {
       this.emit("values", this.state);
       return;
     }
+    // as in LangGraph, a checkpoint's metadata carries the run's metadata (agent settings, replay markers)
     const saving = this.parts.checkpointer.save(this.threadId, this.parent, this.state, {
+      ...this.config.metadata,
+      parents: {},
       step: this.stepNo,
       source,
       run_id: this.runId,

@@ -1,6 +1,7 @@
 import type { AIMessage, Message, ToolMessage } from "../messages";
 import type { DelegationEntry } from "../state";
 import { TERMINAL_DELEGATION_STATUSES } from "../state";
+import { escapeHtmlText } from "../middlewares/summarization-projection";
 import { boundResultText, readSubagentResultMetadata, sha256Hex } from "./status-contract";
 
 /** Ledger limits. */
@@ -79,14 +80,9 @@ export function extractDelegations(messages: readonly Message[], now: string = n
   return [...byId.values()];
 }
 
+/** Whitespace collapsed to single spaces, then HTML-escaped: entries are data inside the data block. */
 function esc(value: unknown): string {
-  return String(value ?? "")
-    .split(/\s+/)
-    .filter(Boolean)
-    .join(" ")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;");
+  return escapeHtmlText(String(value ?? "").split(/\s+/).filter(Boolean).join(" "));
 }
 
 function entryLine(e: DelegationEntry): string {

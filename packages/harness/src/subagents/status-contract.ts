@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { boundText } from "../middlewares/summarization-projection";
 
 /**
  * The structured result contract of a `task` ToolMessage. The text is what
@@ -46,14 +47,7 @@ export interface SubagentTokenUsage {
 
 /** Keep head 2/3 and tail within `cap` chars, joined by `\n...\n` (deterministic, not a summary). */
 export function boundResultText(text: string, cap: number = SUBAGENT_METADATA_TEXT_MAX_CHARS): string {
-  if (text.length <= cap) return text;
-  if (cap <= 0) return "";
-  const marker = "\n...\n";
-  if (cap <= marker.length) return text.slice(0, cap);
-  const head = Math.floor((cap * 2) / 3);
-  const tail = cap - head - marker.length;
-  if (tail <= 0) return text.slice(0, cap);
-  return `${text.slice(0, head)}${marker}${text.slice(text.length - tail)}`;
+  return boundText(text, cap);
 }
 
 /** Lowercase hex SHA-256 of a UTF-8 string. */

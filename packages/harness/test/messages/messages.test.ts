@@ -7,7 +7,7 @@ describe("messages", () => {
   it("builds LangChain-serialised shapes", () => {
     const ai = aiMessage("hi", { tool_calls: [{ id: "c1", name: "x", args: { a: 1 } }], usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } });
     expect(ai).toMatchObject({ type: "ai", content: "hi", tool_calls: [{ id: "c1", name: "x", args: { a: 1 }, type: "tool_call" }], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {} });
-    expect(ai.id).toMatch(/^run-/);
+    expect(ai.id).toMatch(/^lc_run--[0-9a-f]{8}-[0-9a-f]{4}-7/);
     const t = toolMessage("ok", { tool_call_id: "c1", name: "x", artifact: { a: 1 } });
     expect(t).toMatchObject({ type: "tool", tool_call_id: "c1", status: "success", artifact: { a: 1 } });
     expect(hasToolCalls(ai)).toBe(true);

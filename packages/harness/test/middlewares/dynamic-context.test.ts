@@ -57,7 +57,7 @@ describe("DynamicContextMiddleware", () => {
     st = leadState([...st.messages, aiMessage("ok"), humanMessage("two", { id: "b" })]);
     now = day2;
     st = apply(st, await mw.beforeAgent!(st, leadRuntime()));
-    expect(st.messages.map((m) => m.id?.replace(/^run-.*/, "ai"))).toEqual(["a", "a__user", "ai", "b", "b__user"]);
+    expect(st.messages.map((m) => m.id?.replace(/^lc_run--.*/, "ai"))).toEqual(["a", "a__user", "ai", "b", "b__user"]);
     expect(st.messages[3].content).toContain("<current_date>2026-05-09, Saturday</current_date>");
     expect(lastInjectedDate(st.messages)).toBe("2026-05-09, Saturday");
     expect(await mw.beforeAgent!(st, leadRuntime())).toBeUndefined();

@@ -66,6 +66,11 @@ describe.skipIf(!IS_ROOT || !HAS_BWRAP)("bwrap with a data dir under a 0700 pare
     expect(provider.stage).toBeDefined();
     const sandbox = provider.get(await provider.acquire("thread-closed")) as BwrapSandbox;
     const dirs = threadDirs(base, "thread-closed");
+    // One staged mount (the thread's user-data) serves its three binds.
+    const argv = sandbox.commandArgv("true");
+    const n = argv.indexOf("deerflow-stage");
+    expect(argv.slice(n + 1, n + 3)).toEqual(["1", dirs.userData]);
+    expect(argv.slice(argv.indexOf("--bind"), argv.indexOf("--bind") + 3)).toEqual(["--bind", "/mnt/0/workspace", "/mnt/user-data/workspace"]);
     await sandbox.writeFile("/mnt/user-data/uploads/in.txt", "from the host\n");
     const r = await sandbox.executeCommand("cat /mnt/user-data/uploads/in.txt > /mnt/user-data/outputs/report.md && echo '# done' >> /mnt/user-data/outputs/report.md && ls /mnt/user-data && ls /mnt && id -u");
     expect(r.stderr).toBe("");

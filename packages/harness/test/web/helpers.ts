@@ -1,4 +1,5 @@
 import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/middlewares/prompt-tags";
+import { createRunOutcomeRecorder } from "../../src/runtime/outcome";
 import type { ToolDefinition, ToolRuntime } from "../../src/tools";
 
 /** A minimal tool runtime for calling a tool directly. */
@@ -8,6 +9,7 @@ export function toolRuntime(signal: AbortSignal = new AbortController().signal):
     context: { thread_id: "t", run_id: "r", user_id: "u" },
     toolCallId: "call-1",
     signal,
+    outcome: createRunOutcomeRecorder(),
     writer: () => undefined,
     emit: () => undefined,
     namespace: [],

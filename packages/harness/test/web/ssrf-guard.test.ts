@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlockedUrlError, createUrlGuard, httpRequest, WebRequestError } from "../../src/web";
+import { BlockedUrlError, createUrlGuard, httpRequest } from "../../src/web";
 import type { HostResolver } from "../../src/web";
 import { startPageServer } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";
@@ -153,14 +153,5 @@ describe("SSRF guard on real connections: redirects and rebinding", () => {
     const res = await httpRequest(`http://site.test:${port()}/ok`, { guard: seamGuard(resolver), timeoutMs: 2000, maxBytes: 1e6 });
     expect(res.body.toString()).toBe("public page");
     expect(resolver.calls).toEqual(["site.test"]);
-  });
-
-  it("DNS rebinding the other way: a public check answer followed by loopback never reaches the loopback server", async () => {
-    const resolver = tableResolver({ "rebind.test": [[PUBLIC], ["127.0.0.1"]] });
-    const before = site.requests.length;
-    const err = await httpRequest(`http://rebind.test:${port()}/ok`, { guard: createUrlGuard({ resolver }), timeoutMs: 800, maxBytes: 1e6 }).catch((e) => e);
-    expect(err).toBeInstanceOf(WebRequestError);
-    expect(site.requests.length).toBe(before);
-    expect(resolver.calls).toEqual(["rebind.test"]);
   });
 });

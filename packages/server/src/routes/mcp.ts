@@ -1,5 +1,6 @@
 import {
   errorMessage,
+  mcpConfigPath,
   mcpConfigResponse,
   readRawExtensionsConfig,
   setMcpServerEnabled,
@@ -10,6 +11,7 @@ import {
 import type { McpServerStatus } from "@deerflow/harness";
 import type { Hono } from "hono";
 import { z } from "zod";
+import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { readJson } from "../validate";
 
@@ -37,6 +39,16 @@ const stateSchema = z.object({ server_name: z.string().min(1), enabled: z.boolea
 /** Longest `GET /api/mcp/status?wait=true` waits for servers still loading. */
 const STATUS_WAIT_MS = 10_000;
 
+/** Register the MCP routes for the gateway's runtime (its extensions_config.json and MCP pool). */
+export function registerMcpRoutes(app: Hono, ctx: GatewayContext): void {
+  registerMcpRoutesWith(app, {
+    configPath: () => mcpConfigPath(ctx.runtime),
+    pool: () => ctx.runtime.extensions.mcp,
+    maxBodyBytes: ctx.options.maxBodyBytes,
+    log: ctx.options.log,
+  });
+}
+
 /**
  * DeerFlow's MCP router: `GET/PUT/PATCH /mcp/config` (masked secrets, atomic
  * writes of extensions_config.json, stdio launch validation on everything
@@ -44,7 +56,7 @@ const STATUS_WAIT_MS = 10_000;
  * connected/tools/last error from the pool). Writes are serialised in-process
  * and reset the pool, so the next run loads the new servers.
  */
-export function registerMcpRoutes(app: Hono, options: McpRouteOptions): void {
+export function registerMcpRoutesWith(app: Hono, options: McpRouteOptions): void {
   const maxBytes = options.maxBodyBytes ?? 1024 * 1024;
   let writing: Promise<unknown> = Promise.resolve();
   const serialised = <T>(fn: () => T): Promise<T> => {

@@ -12,18 +12,20 @@ const MAX_IMPORT_BYTES = 16 * 1024 * 1024;
 const factCreateSchema = z.object({ content: z.string().min(1), category: z.string().default("context"), confidence: z.number().min(0).max(1).default(0.5) });
 const factPatchSchema = z.object({ content: z.string().min(1).nullish(), category: z.string().nullish(), confidence: z.number().min(0).max(1).nullish() });
 const settingsSchema = z.object({ enabled: z.boolean() });
+const recallSchema = z.object({ query: z.string().max(20000), thread_id: z.string().nullish() });
 const importSchema = z.looseObject({ facts: z.array(z.looseObject({})).optional(), user: z.looseObject({}).optional(), history: z.looseObject({}).optional() });
 
 /**
- * The gateway's memory service: the runtime's own when it carries one (it
- * also feeds the agents), else one opened on the runtime's config and data
- * dir for the management API alone (closed with the runtime).
+ * The gateway's memory service: the runtime's own (`attachMemory`; it also
+ * feeds the agents), else — memory off, or a runtime built without it — one
+ * opened on the runtime's config and data dir for the management API alone
+ * (closed with the runtime).
  */
 function serviceResolver(ctx: GatewayContext): () => MemoryService {
   let fallback: MemoryService | undefined;
   return () => {
-    const own = (ctx.runtime as unknown as { memory?: unknown }).memory;
-    if (own instanceof MemoryService) return own;
+    const own = ctx.runtime.extensions.memory;
+    if (own) return own;
     if (!fallback) {
       const svc = new MemoryService({ config: ctx.runtime.config()?.memory ?? {}, dataDir: ctx.runtime.dataDir, logger: { warn: (m) => ctx.options.log(`[memory] ${m}`) } });
       ctx.runtime.onClose(() => svc.close());
@@ -49,8 +51,9 @@ function toHttp(err: unknown): never {
  * `POST /memory/facts`, `PATCH/DELETE /memory/facts/{id}`,
  * `GET /memory/export`, `POST /memory/import`, `GET /memory/config`,
  * `GET /memory/status`; plus `GET/PUT /memory/settings` (the per-user off
- * switch), `GET /memory/relations` (tier 3) and `GET /memory/threads`
- * (tier 2). `?agent_name=` selects a custom agent's memory.
+ * switch), `POST /memory/recall` (what would be injected for a question:
+ * the `<memory>` text and its report), `GET /memory/relations` (tier 3) and
+ * `GET /memory/threads` (tier 2). `?agent_name=` selects a custom agent's memory.
  */
 export function registerMemoryRoutes(api: Hono, ctx: GatewayContext): void {
   const service = serviceResolver(ctx);
@@ -95,6 +98,11 @@ export function registerMemoryRoutes(api: Hono, ctx: GatewayContext): void {
     const body = await readJson(c, settingsSchema, 4096);
     service().setUserEnabled(ctx.options.userId, body.enabled);
     return c.json({ enabled: service().isUserEnabled(ctx.options.userId) });
+  });
+  api.post("/memory/recall", async (c) => {
+    const body = await readJson(c, recallSchema, 64 * 1024);
+    const out = await service().recall(scope(c), body.query, { threadId: body.thread_id ?? null });
+    return c.json({ text: out.text, ...out.report });
   });
   api.get("/memory/relations", (c) => c.json({ relations: service().relations(scope(c)) }));
   api.get("/memory/threads", (c) => c.json({ threads: service().threadSummaries(scope(c)) }));

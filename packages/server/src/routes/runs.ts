@@ -9,7 +9,8 @@ import type { RunCreateRequest } from "../runs/run-request";
 import { runResponse } from "../runs/run-response";
 import { endedStreamResponse, sendSse } from "../sse/sse-response";
 import { checkRunId, checkThreadId, readJson } from "../validate";
-import { createThreadRecord, ownedThread, requireThread } from "./threads";
+import { requireThreadRow } from "./thread-access";
+import { createThreadRecord, ownedThread } from "./threads";
 
 const cancelQuery = z.object({
   wait: z.enum(["0", "1", "true", "false"]).optional(),
@@ -47,7 +48,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const threaded = async (c: Context, streaming = false): Promise<{ run: LiveRun }> => {
     const threadId = checkThreadId(c.req.param("thread_id") ?? "");
     const req = await readJson(c, runCreateRequestSchema, max);
-    await requireThread(ctx, threadId);
+    requireThreadRow(c); // loaded and authorised once by the thread-access middleware
     return { run: await ctx.runs.create(threadId, req, user, { waitForStore: !streaming }) };
   };
 
@@ -79,7 +80,6 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
 
   app.get("/threads/:thread_id/runs", async (c) => {
     const threadId = checkThreadId(c.req.param("thread_id"));
-    if (await ctx.stores.threads.get(threadId) && !(await ownedThread(ctx, threadId))) return c.json([]);
     const runs = await ctx.stores.runs.listByThread(threadId);
     return c.json(runs.filter((r) => r.userId === user).map(runResponse));
   });

@@ -47,8 +47,8 @@ function registryResolver(ctx: GatewayContext): () => SkillRegistry {
   let fallback: { key: unknown; registry: SkillRegistry } | undefined;
   return () => {
     if (ctx.options.skills) return ctx.options.skills;
-    const own = (ctx.runtime as unknown as { skills?: SkillRegistry }).skills;
-    if (own instanceof SkillRegistry) return own;
+    const own = ctx.runtime.extensions.skills;
+    if (own) return own;
     const config = ctx.runtime.config();
     if (fallback && fallback.key === config) return fallback.registry;
     const loaded = ctx.runtime.configManager ? safeLoaded(ctx) : undefined;

@@ -76,6 +76,17 @@ function now(): string {
 }
 
 /**
+ * What DeerFlow puts in a run's config metadata, from the built agent: it
+ * reaches every `messages` event and checkpoint (`agent_name` is `default`
+ * for the lead agent, as DeerFlow writes it).
+ */
+function agentRunMetadata(agent: Agent): Record<string, unknown> {
+  const meta = (agent as { metadata?: Record<string, unknown> }).metadata;
+  if (!meta) return {};
+  return { ls_integration: "langchain_create_agent", ...meta, agent_name: meta.agent_name ?? "default" };
+}
+
+/**
  * Owns run execution: one active run per thread, multitask strategies,
  * cancellation, the per-run replay buffers, and run/thread bookkeeping.
  */
@@ -324,6 +335,7 @@ export class RunManager {
       // Events are pushed synchronously into the run's buffer (no promise per event).
       const stream = agent.stream(run.prepared.input, {
         ...run.prepared.options,
+        metadata: { ...agentRunMetadata(agent), ...run.prepared.options.metadata },
         signal: run.controller.signal,
         onEvent: (ev) => this.publish(run, ev.mode, ev.ns ?? [], ev.data, frames),
       });

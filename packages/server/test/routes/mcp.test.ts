@@ -1,22 +1,19 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { AddressInfo } from "node:net";
-import { McpPool, threadDirs } from "@deerflow/harness";
-import { serve } from "@hono/node-server";
-import { Hono } from "hono";
+import { DeerFlowRuntime } from "@deerflow/harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpError } from "../../src/http-error";
-import { registerMcpRoutes } from "../../src/routes/mcp";
+import { createGateway } from "../../src/gateway";
+import type { Gateway } from "../../src/gateway";
 
 const FIXTURE = path.resolve(__dirname, "../../../harness/test/fixtures/mcp/crashing-server.mjs");
 
-describe("MCP routes over real HTTP", () => {
+describe("MCP routes of the gateway over real HTTP", () => {
   let dir: string;
   let file: string;
   let base: string;
-  let pool: McpPool;
-  let server: ReturnType<typeof serve>;
+  let runtime: DeerFlowRuntime;
+  let gateway: Gateway;
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-routes-"));
@@ -31,20 +28,14 @@ describe("MCP routes over real HTTP", () => {
         },
       }),
     );
-    pool = new McpPool({ extensionsConfig: () => ({ path: file }), threadDirs: (u, t) => threadDirs(dir, t, u), discoveryCwd: dir, logger: { warn: () => {} } });
-    const api = new Hono();
-    // the gateway's error mapping: HttpError → {detail} with its status
-    api.onError((err, c) => (err instanceof HttpError ? c.json({ detail: err.detail }, err.status as 400) : c.json({ detail: "Internal server error" }, 500)));
-    registerMcpRoutes(api, { configPath: () => file, pool: () => pool });
-    const app = new Hono();
-    app.route("/api", api);
-    base = await new Promise<string>((resolve) => {
-      server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}`));
-    });
+    fs.writeFileSync(path.join(dir, "config.yaml"), "models:\n  - { name: m1, use: openai-compatible, model: x, base_url: http://127.0.0.1:9/v1, api_key: k }\nsandbox:\n  use: local\n");
+    runtime = await DeerFlowRuntime.open({ configPath: path.join(dir, "config.yaml"), cwd: dir, dataDir: path.join(dir, "data"), log: () => undefined });
+    gateway = await createGateway({ runtime, webDistDir: null, log: () => undefined });
+    base = await gateway.start({ port: 0 });
   });
   afterAll(async () => {
-    await pool.close();
-    await new Promise<void>((r) => (server as unknown as import("node:http").Server).close(() => r()));
+    await gateway.close();
+    await runtime.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

@@ -5,6 +5,8 @@ import { ClarificationCard } from "./ClarificationCard";
 import { Markdown } from "./Markdown";
 import { ToolStepView } from "./ToolStepView";
 import { SubagentCard } from "./SubagentCard";
+import { Sources } from "./Sources";
+import { collectSources } from "../markdown/citations";
 
 /** The conversation: human bubbles, assistant turns (reasoning, text, tool steps) and clarification cards. */
 export function MessageList(props: {
@@ -97,6 +99,7 @@ export function MessageList(props: {
                 </div>
               );
             })}
+            {!(streaming && last) && <Sources sources={collectSources(item.parts)} />}
             {streaming && last && <span className="typing" aria-label="Assistant is responding">●●●</span>}
             {!streaming && item.lastAiId && (onRegenerate || onBranch) && (
               <div className="msg-actions">

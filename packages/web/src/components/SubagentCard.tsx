@@ -23,6 +23,9 @@ function tokens(n: number): string {
 export function SubagentCard({ step }: { step: ToolStep }) {
   const t = step.subtask as Subtask;
   const running = t.status === "running";
+  // Once completed, the final answer step is shown as the result, not repeated as a step.
+  const last = t.steps[t.steps.length - 1];
+  const steps = t.status === "completed" && last && !last.tools.length && t.result !== undefined ? t.steps.slice(0, -1) : t.steps;
   return (
     <details className={`subagent-card status-${t.status}`} data-testid="subagent-card" data-task-id={t.taskId} data-status={t.status} open={running}>
       <summary>
@@ -43,9 +46,9 @@ export function SubagentCard({ step }: { step: ToolStep }) {
       </summary>
       <div className="tool-body">
         {t.modelName && <div className="subagent-model">Model: {t.modelName}</div>}
-        {t.steps.length > 0 && (
+        {steps.length > 0 && (
           <ol className="subagent-steps" data-testid="subagent-steps">
-            {t.steps.map((s) => (
+            {steps.map((s) => (
               <li key={s.index}>
                 {s.text && <span className="subagent-step-text">{s.text.length > 200 ? `${s.text.slice(0, 200)}…` : s.text}</span>}
                 {s.tools.map((name, i) => (

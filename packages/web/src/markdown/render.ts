@@ -1,5 +1,6 @@
 import DOMPurify from "dompurify";
 import { Marked, type Tokens } from "marked";
+import { chipLabel, isCitationText } from "./citations";
 import { escapeHtml, highlightCode } from "./highlight";
 import { loadedKatex } from "./math";
 
@@ -40,6 +41,12 @@ marked.use({
     },
   ],
   renderer: {
+    // `[citation:Title](URL)` becomes a compact source chip; other links render as usual.
+    link({ href, text }: Tokens.Link) {
+      if (!isCitationText(text) || !/^https?:\/\//i.test(href)) return false;
+      const title = text.trim().replace(/^citation:/i, "").trim();
+      return `<a class="citation-chip" href="${escapeHtml(href)}" title="${escapeHtml(title || href)}">${escapeHtml(chipLabel(href, title))}</a>`;
+    },
     code({ text, lang }: Tokens.Code) {
       const language = (lang ?? "").split(/\s+/)[0];
       return `<pre class="code"><code class="hljs${language ? ` language-${escapeHtml(language)}` : ""}">${highlightCode(text, language)}</code></pre>`;

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { deleteSkill, fetchSkillContent, installSkillFile, listSkills, setSkillEnabled } from "../api/skills";
 import type { SkillInfo } from "../api/skills";
+import { ErrorBanner } from "../components/ErrorBanner";
 
 /** Props of {@link SkillsPage}. */
 export interface SkillsPageProps {
@@ -86,14 +87,7 @@ export function SkillsPage({ onClose }: SkillsPageProps) {
           Back to chat
         </button>
       </div>
-      {error && (
-        <div className="banner error" role="alert">
-          {error}
-          <button type="button" onClick={() => setError(undefined)}>
-            Dismiss
-          </button>
-        </div>
-      )}
+      <ErrorBanner error={error} onDismiss={() => setError(undefined)} />
       {notice && (
         <div className="banner" role="status">
           {notice}

@@ -288,6 +288,36 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real
     await page.getByLabel("Plan mode").uncheck();
   });
 
+  it("sub-agents toggle: parallel sub-agent cards with live steps, status, result and usage; restored after reload", async () => {
+    await newChat();
+    await page.getByLabel("Sub-agents").check();
+    await send("delegate the research");
+    const cards = page.locator('[data-testid="subagent-card"]');
+    await cards.first().waitFor({ timeout: 15_000 });
+    await lastAssistant().getByText("Both sub-agents reported back.").waitFor({ timeout: 20_000 });
+    expect(await cards.count()).toBe(2);
+    for (const w of ["alpha", "beta"]) {
+      const card = page.locator(`[data-testid="subagent-card"][data-task-id="call_task_${w}"]`);
+      await expect.poll(() => card.getAttribute("data-status")).toBe("completed");
+      await card.locator("summary").click();
+      await card.locator('[data-testid="subagent-result"]').getByText(`Found 3 facts about ${w}.`).waitFor();
+      // its live steps: the first AI message with the tool it called
+      await card.locator('[data-testid="subagent-steps"] li').first().getByText(`Looking into ${w}.`).waitFor();
+      expect(await card.getByText(`Research ${w}`).count()).toBeGreaterThan(0);
+      expect(await card.locator('[data-testid="subagent-usage"]').textContent()).toMatch(/\d+ tokens/);
+    }
+    await shot("subagents");
+    // ultra mode reached the lead agent: it was offered `task`; each child ran its own chain without it
+    const lead = agentRequests("delegate the research")[0];
+    expect(lead.tools.map((t) => t.name)).toContain("task");
+    const child = server.requests.find((r) => !r.tools.some((t) => t.name === "task") && contentText(r.messages[0].content).includes("research sub-agent"));
+    expect(child).toBeDefined();
+    // after a reload the cards come back from the task results' status metadata
+    await page.reload();
+    await page.locator('[data-testid="subagent-card"][data-status="completed"]').nth(1).waitFor({ timeout: 10_000 });
+    await page.getByLabel("Sub-agents").uncheck();
+  });
+
   it("re-joins the stream after a reload mid-run without losing text", async () => {
     await newChat();
     await send("slow please");

@@ -124,6 +124,18 @@ export function route(request: ModelRequest): ScriptStep {
   const step = after.filter((m) => m.type === "ai").length;
   const lastTool = [...after].reverse().find((m) => m.type === "tool");
 
+  // Sub-agents: a child's task message starts with "subtask" (it is offered no `task` tool); the lead delegates two.
+  if (words.startsWith("subtask") && !request.tools.some((t) => t.name === "task")) {
+    if (step === 0) return { delayMs: 300, text: `Looking into ${words.slice(8)}.`, toolCalls: [{ name: "ls", id: `call_ls_${words.slice(8)}`, args: { description: "Look around", path: "/mnt/user-data/workspace" } }] };
+    return { delayMs: 300, text: `Found 3 facts about ${words.slice(8)}.` };
+  }
+  if (words.includes("delegate") && request.tools.some((t) => t.name === "task")) {
+    if (step === 0)
+      return {
+        toolCalls: ["alpha", "beta"].map((w) => ({ name: "task", id: `call_task_${w}`, args: { description: `Research ${w}`, prompt: `subtask ${w}`, subagent_type: "researcher" } })),
+      };
+    return "Both sub-agents reported back.";
+  }
   if (kwargs.human_input_response) {
     const v = (kwargs.human_input_response as { value?: string }).value;
     return `Great choice — planning your trip to ${v}.`;

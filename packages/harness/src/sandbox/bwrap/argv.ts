@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { stagedBinds, stagePrefix } from "./staging";
+import { planStaging, stagePrefix } from "./staging";
 import type { StageTools } from "./staging";
 
 /** One bind mount into the sandbox. */
@@ -101,8 +101,10 @@ export function buildBwrapCommand(spec: BwrapCommandSpec): string[] {
   if (spec.stage) {
     // A missing optional source cannot be staged; bwrap would have skipped it anyway.
     const present = binds.filter((b) => !b.optional || existsSync(b.host));
-    argv.push(...stagePrefix(spec.stage, present.map((b) => b.host)));
-    binds = stagedBinds(present);
+    // Without a uid drop nothing is closed to bwrap; the identity only matters with runAs.
+    const plan = planStaging(present, spec.runAs ?? { uid: 0, gid: 0 });
+    argv.push(...stagePrefix(spec.stage, plan.hosts));
+    binds = plan.binds;
   }
   if (spec.runAs) {
     if (!spec.setprivPath) throw new Error("setpriv is required to drop privileges");

@@ -72,13 +72,20 @@ export interface StageTools {
  */
 export function stagePrefix(tools: StageTools, hosts: readonly string[]): string[] {
   const mount = tools.mountPath.replace(/'/g, `'\\''`);
+  // One mkdir for every directory mount point (execs are the cost here); files get an empty file.
   const script = [
     "set -e",
     "n=$1; shift",
     `'${mount}' -t tmpfs -o mode=0755,size=64k,nosuid,nodev,noexec deerflow-stage ${STAGE_ROOT}`,
+    'i=0; dirs=""',
+    'for p in "$@"; do',
+    '  [ "$i" -lt "$n" ] || break',
+    `  if [ -d "$p" ]; then dirs="$dirs ${STAGE_ROOT}/$i"; else : > "${STAGE_ROOT}/$i"; fi`,
+    "  i=$((i + 1))",
+    "done",
+    '[ -z "$dirs" ] || mkdir $dirs',
     "i=0",
     'while [ "$i" -lt "$n" ]; do',
-    `  if [ -d "$1" ]; then mkdir "${STAGE_ROOT}/$i"; else : > "${STAGE_ROOT}/$i"; fi`,
     `  '${mount}' --bind "$1" "${STAGE_ROOT}/$i"`,
     "  shift; i=$((i + 1))",
     "done",
@@ -87,7 +94,35 @@ export function stagePrefix(tools: StageTools, hosts: readonly string[]): string
   return [tools.unsharePath, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "deerflow-stage", String(hosts.length), ...hosts];
 }
 
-/** The binds bwrap sees when staged: each source replaced by its `STAGE_ROOT/<n>` mount point. */
-export function stagedBinds(binds: readonly BwrapBind[]): BwrapBind[] {
-  return binds.map((b, i) => ({ ...b, host: `${STAGE_ROOT}/${i}` }));
+/** What to stage and what bwrap then binds. */
+export interface StagePlan {
+  /** Host paths mounted at `STAGE_ROOT/<index>`. */
+  hosts: string[];
+  /** The binds rewritten to staged paths. */
+  binds: BwrapBind[];
+}
+
+/**
+ * Stage as few mounts as possible (each is an exec): a source whose parent
+ * the sandbox uid may enter is reached through its staged parent, so a
+ * thread's workspace, uploads and outputs share one mount of `user-data`.
+ */
+export function planStaging(binds: readonly BwrapBind[], id: SearchIdentity): StagePlan {
+  const hosts: string[] = [];
+  const index = (host: string) => {
+    const at = hosts.indexOf(host);
+    return at >= 0 ? at : hosts.push(host) - 1;
+  };
+  const out = binds.map((b) => {
+    const parent = path.dirname(b.host);
+    let enterable = false;
+    try {
+      enterable = parent !== b.host && canSearch(statSync(parent), id);
+    } catch {
+      enterable = false;
+    }
+    const host = enterable ? `${STAGE_ROOT}/${index(parent)}/${path.basename(b.host)}` : `${STAGE_ROOT}/${index(b.host)}`;
+    return { ...b, host };
+  });
+  return { hosts, binds: out };
 }

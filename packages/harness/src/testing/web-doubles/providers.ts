@@ -177,7 +177,7 @@ const HANDLERS: Record<WebDoubleProvider, Handler> = {
     if (!page) return json({ data: null, code: 422, name: "AssertionFailureError", status: 42206, message: `Failed to goto ${url}` }, 422);
     return { headers: { "content-type": "text/plain; charset=utf-8" }, body: page.html };
   },
-  browserless(req, o) {
+  browserless(req, o): DoubleReply | undefined {
     if (req.path !== "/content" || req.method !== "POST") return undefined;
     if (o.apiKey !== undefined && (req.json as { token?: string })?.token !== o.apiKey) return { status: 401, headers: { "content-type": "text/plain" }, body: "Unauthorized" };
     const page = o.pages[(req.json as { url?: string })?.url ?? ""];
