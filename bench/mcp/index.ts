@@ -16,6 +16,7 @@ import { envInt, heading, median, percentile, printResultLine, report, round, ti
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const CRASHING = path.join(ROOT, "packages/harness/test/fixtures/mcp/crashing-server.mjs");
+const HANGING = path.join(ROOT, "packages/harness/test/fixtures/mcp/hanging-server.mjs");
 const CALLS = envInt("BENCH_MCP_CALLS", 300);
 const LOADS = envInt("BENCH_MCP_LOADS", 3);
 const SERVERS = 10;
@@ -26,12 +27,14 @@ const runtime = {
   toolCallId: "c",
 } as unknown as ToolRuntime;
 
-function poolFor(dir: string, servers: number): McpPool {
-  const file = path.join(dir, `extensions_config.${servers}.json`);
+function poolFor(dir: string, servers: number, hung = false): McpPool {
+  const file = path.join(dir, `extensions_config.${servers}${hung ? ".hung" : ""}.json`);
   const mcpServers: Record<string, unknown> = {};
-  for (let i = 0; i < servers; i++) mcpServers[`s${i}`] = { type: "stdio", command: process.execPath, args: [CRASHING] };
+  for (let i = 0; i < servers; i++) {
+    mcpServers[`s${i}`] = hung ? { type: "stdio", command: process.execPath, args: [HANGING], session_init_timeout: 1 } : { type: "stdio", command: process.execPath, args: [CRASHING] };
+  }
   fs.writeFileSync(file, JSON.stringify({ mcpServers }));
-  return new McpPool({ extensionsConfig: () => ({ path: file }), threadDirs: (u, t) => threadDirs(dir, t, u), discoveryCwd: dir, logger: { warn: (m) => console.error(m) } });
+  return new McpPool({ extensionsConfig: () => ({ path: file }), threadDirs: (u, t) => threadDirs(dir, t, u), discoveryCwd: dir, logger: { warn: () => undefined } });
 }
 
 async function loadMs(dir: string, servers: number): Promise<number[]> {
@@ -70,12 +73,21 @@ async function main(): Promise<void> {
     report("MCP tool over stdio (pooled session) median / p90", `${round(mcpMs, 3)} ms / ${round(percentile(mcpSamples, 90), 3)} ms`);
     report("overhead of the stdio round trip", `${round(mcpMs - directMs, 3)} ms per call (×${round(mcpMs / directMs, 0)})`);
 
-    heading(`server load (${LOADS} loads each; fixture server = node + official SDK)`);
+    heading(`server load (${LOADS} loads each; fixture server = node + official SDK; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`);
     const one = median(await loadMs(dir, 1));
     const ten = median(await loadMs(dir, SERVERS));
     report("1 stdio server: spawn + initialize + tools/list", `${round(one, 1)} ms`);
     report(`${SERVERS} stdio servers in parallel`, `${round(ten, 1)} ms`);
     report(`parallel ÷ (${SERVERS} × one) (1.0 = no gain over sequential)`, `${round(ten / (SERVERS * one), 3)}`);
+    // Start-up is CPU-bound (each server is a node process loading the SDK), so on 2 busy cores the figure above
+    // cannot show the parallelism; servers that hang at start cost no CPU and show it directly.
+    const hungPool = poolFor(dir, SERVERS, true);
+    const h0 = performance.now();
+    const none = await hungPool.getTools();
+    const hungMs = performance.now() - h0;
+    await hungPool.close();
+    if (none.length) throw new Error("hung servers returned tools");
+    report(`${SERVERS} servers hanging at start, 1 s timeout each`, `${round(hungMs, 1)} ms (sequential would be ≥ ${SERVERS * 1000} ms)`);
     printResultLine({
       direct_call_ms: round(directMs, 4),
       mcp_stdio_call_ms: round(mcpMs, 3),
@@ -83,7 +95,9 @@ async function main(): Promise<void> {
       load_1_server_ms: round(one, 1),
       load_10_servers_parallel_ms: round(ten, 1),
       parallel_over_sequential: round(ten / (SERVERS * one), 3),
+      load_10_hung_servers_ms: round(hungMs, 1),
       cores: os.cpus().length,
+      load_average: round(os.loadavg()[0], 1),
     });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -36,7 +36,8 @@ const LEAD_MS = envInt("BENCH_SUBAGENT_LEAD_MS", 100);
 const BATCHES = 2;
 const PER_BATCH = 3;
 const INSTANT_RUNS = envInt("BENCH_SUBAGENT_INSTANT_RUNS", 30);
-const MEM_THREADS = envInt("BENCH_SUBAGENT_MEM_THREADS", 16);
+// 20 threads × 3 = 60 concurrent children, inside the admission limit of 64 (nothing queues).
+const MEM_THREADS = Math.min(21, envInt("BENCH_SUBAGENT_MEM_THREADS", 20));
 
 const noop = tool({ name: NOOP_TOOL, description: "does nothing", schema: z.object({}), execute: () => "ok" });
 
@@ -97,24 +98,31 @@ async function main(): Promise<void> {
   report("ratio wall / model-bound (target ≤ 1.1)", `${round(ratio, 4)}`);
   report("parent overhead per delegation (latency run)", `${round(overheadLatency, 2)} ms`);
 
+  // Measured before the instant runs so the heap has not grown yet: RSS never shrinks back.
+  heading(`memory: ${MEM_THREADS} threads delegating at once (${MEM_THREADS * PER_BATCH} concurrent sub-agents)`);
+  const base = process.memoryUsage();
+  let peakRss = base.rss;
+  let peakHeap = base.heapUsed;
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peakRss = Math.max(peakRss, m.rss);
+    peakHeap = Math.max(peakHeap, m.heapUsed);
+  }, 5);
+  await Promise.all(Array.from({ length: MEM_THREADS }, (_, i) => runOnce(LEAD_MS, Math.min(CHILD_MS, 300), `mem-${i}`, admission)));
+  clearInterval(sampler);
+  const concurrent = MEM_THREADS * PER_BATCH;
+  const rssPerChildKb = (peakRss - base.rss) / 1024 / concurrent;
+  const heapPerChildKb = (peakHeap - base.heapUsed) / 1024 / concurrent;
+  report("rss baseline / peak", `${round(base.rss / 1048576, 1)} MB / ${round(peakRss / 1048576, 1)} MB`);
+  report("peak RSS per concurrent sub-agent", `${round(rssPerChildKb, 1)} KB`);
+  report("peak JS heap per concurrent sub-agent", `${round(heapPerChildKb, 1)} KB`);
+
   heading(`instant models: ${INSTANT_RUNS} runs of the same 6 delegations`);
   const instant: number[] = [];
   for (let i = 0; i < INSTANT_RUNS; i++) instant.push((await runOnce(0, 0, `instant-${i}`, admission)).ms);
   const perDelegation = median(instant) / (BATCHES * PER_BATCH);
   report("median run (3 lead calls + 6 sub-agents × 2 calls)", `${round(median(instant), 2)} ms`);
   report("cost per delegation incl. its child run (instant)", `${round(perDelegation, 3)} ms`);
-
-  heading(`memory: ${MEM_THREADS} threads delegating at once (${MEM_THREADS * PER_BATCH} concurrent sub-agents)`);
-  global.gc?.();
-  const baseline = process.memoryUsage().rss;
-  let peak = baseline;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
-  await Promise.all(Array.from({ length: MEM_THREADS }, (_, i) => runOnce(LEAD_MS, Math.min(CHILD_MS, 300), `mem-${i}`, admission)));
-  clearInterval(sampler);
-  const concurrent = MEM_THREADS * PER_BATCH;
-  const rssPerChildKb = (peak - baseline) / 1024 / concurrent;
-  report("rss baseline / peak", `${round(baseline / 1048576, 1)} MB / ${round(peak / 1048576, 1)} MB`);
-  report("peak RSS per concurrent sub-agent", `${round(rssPerChildKb, 1)} KB`);
 
   printResultLine({
     subagents: BATCHES * PER_BATCH,
@@ -127,6 +135,7 @@ async function main(): Promise<void> {
     instant_cost_per_delegation_ms: round(perDelegation, 3),
     concurrent_subagents_mem: concurrent,
     peak_rss_per_subagent_kb: round(rssPerChildKb, 1),
+    peak_heap_per_subagent_kb: round(heapPerChildKb, 1),
   });
 }
 

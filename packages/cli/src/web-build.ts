@@ -6,6 +6,9 @@ import { fileURLToPath } from "node:url";
 /** The repository root (this file is `packages/cli/src/web-build.ts`). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
+/** The web UI build the gateway serves by default (`packages/web/dist`). */
+export const WEB_DIST = path.join(REPO_ROOT, "packages", "web", "dist");
+
 /** Outcome of {@link ensureWebBuild}. */
 export interface WebBuildResult {
   /** `dist/index.html` exists now. */

@@ -9,7 +9,8 @@ function scriptedConfig(dir: string, baseUrl: string): string {
   const file = path.join(dir, "config.yaml");
   writeFileSync(
     file,
-    ["config_version: 34", "models:", "  - name: scripted", "    use: openai-compatible", "    model: scripted", "    api_key: $SCRIPTED_KEY", `    base_url: ${baseUrl}`, "sandbox:", "  use: local", ""].join("\n"),
+    // memory off: its updater runs when the CLI exits and would take the scripted server's next reply.
+    ["config_version: 34", "models:", "  - name: scripted", "    use: openai-compatible", "    model: scripted", "    api_key: $SCRIPTED_KEY", `    base_url: ${baseUrl}`, "sandbox:", "  use: local", "memory:", "  enabled: false", ""].join("\n"),
   );
   writeFileSync(path.join(dir, ".env"), "SCRIPTED_KEY=test-key\n");
   return file;

@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { DeerFlowRuntime, openSqliteStores, PathAccessError, persistenceDbPath, UploadError, ValidationError } from "@deerflow/harness";

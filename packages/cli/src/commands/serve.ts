@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { resolveConfigPath } from "../../../harness/src/config";
 import type { AppConfig } from "../../../harness/src/config";
 import { DeerFlowRuntime } from "../../../harness/src/deerflow-runtime";
@@ -7,7 +9,7 @@ import { resolveAgentFactory } from "../agent-source";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import { startDemoModel } from "../demo/demo-config";
 import type { Terminal } from "../io";
-import { ensureWebBuild } from "../web-build";
+import { ensureWebBuild, WEB_DIST } from "../web-build";
 
 /** Help of `deerflow serve`. */
 export const SERVE_HELP = `Usage: deerflow serve [options]
@@ -53,6 +55,8 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   if (!values["no-web-build"] && process.env.DEERFLOW_SKIP_WEB_BUILD !== "1") {
     const web = await ensureWebBuild({ log: (l) => term.line(l) });
     if (!web.ready) term.error(`Web UI unavailable: ${web.reason}. The API works; / says how to build the UI.`);
+  } else if (!existsSync(path.join(WEB_DIST, "index.html"))) {
+    term.error("Web UI not built (build skipped): run `npm run build:web`; the API works meanwhile.");
   }
   // One runtime for the whole server: config (re-read when config.yaml or extensions_config.json changes),
   // checkpointer, stores, sandbox, agents. Closed on shutdown, which also releases sandboxes.

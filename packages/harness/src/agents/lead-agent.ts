@@ -24,15 +24,16 @@ import { assembleConfiguredTools, dedupeTools, toolEntriesOrDefault } from "./to
 import type { ToolConfigEntry } from "./tool-assembly";
 import { buildLeadMiddlewares, createSharedLeadMiddlewares } from "./lead-middlewares";
 import type { SharedLeadMiddlewares } from "./lead-middlewares";
-import { buildSystemPrompt } from "./prompt";
+import { buildSystemPrompt, escapePromptData } from "./prompt";
 import { createSetupAgentTool, createUpdateAgentTool } from "./agent-tools";
 import { loadCustomAgent } from "./custom-agent";
 import type { CustomAgentConfig } from "./custom-agent";
 import { runSettings } from "./runtime-options";
-import { createLeadSubagents } from "../subagents";
+import { createLeadSubagents, mergeSkillAllowlists } from "../subagents";
 import type { LeadRuntimeOptions } from "./runtime-options";
+import { createDescribeSkillTool } from "../skills";
 import type { SkillRegistry } from "../skills";
-import { assembleDeferredTools, deferredRoutingIndex } from "../mcp";
+import { assembleDeferredTools, deferredRoutingIndex, mcpRoutingHints, routingHintsOf } from "../mcp";
 import type { McpPool } from "../mcp";
 import { createMemoryTools } from "../memory";
 import type { MemoryService } from "../memory";
@@ -208,10 +209,20 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
           sandboxProvider,
           resolveModel: (name) =>
             !name || name === created.config.name ? created.model : modelFactory(config, name, { thinkingEnabled, reasoningEffort: reasoningEffort ?? undefined } as CreateChatModelOptions).model,
-          childMiddleware: (spec) => buildLeadMiddlewares({ ...chainInputs, custom: undefined, subagent: true, subagentTokenBudget: spec.config.tokenBudget }),
+          childMiddleware: (spec) =>
+            buildLeadMiddlewares({
+              ...chainInputs,
+              custom: undefined,
+              subagent: true,
+              subagentTokenBudget: spec.config.tokenBudget,
+              agentSkills: mergeSkillAllowlists(skillAllowlist, spec.config.skills),
+            }),
         })
       : undefined;
     if (subagents) tools.push(subagents.task);
+    // Deferred skill discovery: names only in the prompt, metadata through describe_skill.
+    const deferredSkills = !!skillRegistry && config.skills?.deferred_discovery === true;
+    if (skillRegistry && deferredSkills) tools.push(createDescribeSkillTool({ registry: skillRegistry, agentSkills: skillAllowlist }));
     const middleware = buildLeadMiddlewares({ ...chainInputs, subagentLimit: subagents?.limit });
     const skillSet = skillRegistry
       ? await skillRegistry.promptSkills(opts.userId, skillAllowlist).catch((err: unknown) => {
@@ -222,6 +233,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     const systemPrompt = buildSystemPrompt({
       skills: skillSet?.skills,
       disabledSkills: skillSet?.disabledSkills,
+      skillIndex: deferredSkills ? (skillSet?.skills.map((s) => s.name) ?? []) : undefined,
       agentName: custom?.name,
       soul: custom?.soul ?? undefined,
       isCustomAgent: !!custom,
@@ -230,6 +242,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
       mounts: sandboxConfig.mounts.map((m) => ({ containerPath: m.container_path, readOnly: m.read_only })),
       subagents: subagents?.prompt,
       deferredTools: deferredSetup.deferredNames,
+      mcpRoutingHints: mcpRoutingHints(routingHintsOf(tools, deferredSetup.deferredNames), escapePromptData),
     });
     const agent = createAgent<ThreadState>({
       model: created.model,

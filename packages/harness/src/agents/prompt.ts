@@ -32,8 +32,12 @@ export interface SystemPromptOptions {
   isCustomAgent?: boolean;
   skills?: PromptSkill[];
   disabledSkills?: string[];
+  /** Deferred skill discovery: only these names are listed (`<skill_index>`); `describe_skill` gives the rest. */
+  skillIndex?: string[];
   /** Names of deferred (MCP) tools discoverable through `tool_search`. */
   deferredTools?: string[];
+  /** The rendered `<mcp_routing_hints>` section (MCP tools preferred for some keywords), placed after the deferred tools. */
+  mcpRoutingHints?: string;
   subagents?: { enabled: boolean; maxConcurrent: number; maxTotal: number; available: Array<{ name: string; description: string }> };
   mounts?: PromptMount[];
   /** Whether the clarification tool is available (absent in non-interactive runs). */
@@ -82,6 +86,14 @@ Skills are packaged workflows. Only their metadata is listed here. When a task m
 ${list}
 </available_skills>${off}
 </skill_system>`;
+}
+
+function skillIndexSection(names: string[]): string {
+  if (!names.length) return "";
+  return `<skill_index>
+Installed skills (names only): ${names.map(escapePromptData).join(", ")}
+Before using one, call \`describe_skill\` (e.g. "select:name") for its description and SKILL.md location, then read that file with \`read_file\`.
+</skill_index>`;
 }
 
 function deferredSection(names: string[]): string {
@@ -157,8 +169,9 @@ export function buildSystemPrompt(options: SystemPromptOptions = {}): string {
       : "",
     THINKING_STYLE,
     options.clarification === false ? "" : CLARIFICATION,
-    skillSection(options.skills ?? [], options.disabledSkills ?? []),
+    options.skillIndex ? skillIndexSection(options.skillIndex) : skillSection(options.skills ?? [], options.disabledSkills ?? []),
     deferredSection(options.deferredTools ?? []),
+    options.mcpRoutingHints ?? "",
     options.subagents ? subagentSection(options.subagents) : "",
     workingDirectory(options.mounts ?? []),
     RESPONSE_STYLE,

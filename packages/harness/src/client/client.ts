@@ -20,6 +20,8 @@ import { importLegacyThreadIndex } from "./legacy-thread-index";
 import { ClientStreamTranslator } from "./stream-translator";
 import type { ClientRunOptions, ClientStreamEvent, DeerFlowClientOptions } from "./types";
 import type { MemoryDocument } from "../memory";
+import { readMcpConfig, updateMcpConfig } from "../mcp";
+import type { McpConfigResponse, McpServerStatus } from "../mcp";
 import { memoryOf } from "./memory";
 import type { MemoryStatusResponse } from "./memory";
 
@@ -423,6 +425,23 @@ export class DeerFlowClient {
   async getMemoryStatus(agentName?: string | null): Promise<MemoryStatusResponse> {
     const { service, scope } = await this.memoryScope(agentName);
     return { config: service.configResponse(), data: service.getMemory(scope) };
+  }
+
+  /** DeerFlow's `get_mcp_config()`: the MCP servers with secrets masked (gateway `GET /api/mcp/config` shape). */
+  async getMcpConfig(): Promise<McpConfigResponse> {
+    return readMcpConfig(await this.runtime());
+  }
+
+  /** DeerFlow's `update_mcp_config()`: replace the MCP servers; the next run loads them (trusted: no launch validation). */
+  async updateMcpConfig(servers: Record<string, Record<string, unknown>>): Promise<McpConfigResponse> {
+    return updateMcpConfig(await this.runtime(), servers);
+  }
+
+  /** Per-server MCP status (gateway `GET /api/mcp/status` shape), after servers still loading settled. */
+  async getMcpStatus(): Promise<{ servers: McpServerStatus[] }> {
+    const pool = (await this.runtime()).extensions.mcp;
+    await pool?.ready();
+    return { servers: pool?.status() ?? [] };
   }
 
   /** Configured models (gateway `GET /api/models` shape). */

@@ -85,13 +85,21 @@ export function toJsonSafe<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
+/**
+ * A stored ISO timestamp as DeerFlow's gateway writes it: UTC with an
+ * explicit `+00:00` offset (Python's `isoformat()`), not JavaScript's `Z`.
+ */
+export function wireTimestamp(iso: string): string {
+  return iso.endsWith("Z") ? `${iso.slice(0, -1)}+00:00` : iso;
+}
+
 /** Build a ThreadResponse (`interrupts` is always `{}`, as DeerFlow's gateway sends). */
 export function buildThreadResponse(input: ThreadResponseInput): ThreadResponse {
   return {
     thread_id: input.threadId,
     status: input.status ?? "idle",
-    created_at: input.createdAt,
-    updated_at: input.updatedAt,
+    created_at: wireTimestamp(input.createdAt),
+    updated_at: wireTimestamp(input.updatedAt),
     metadata: toJsonSafe(input.metadata ?? {}),
     values: toJsonSafe(input.values ?? {}),
     interrupts: {},

@@ -16,6 +16,7 @@ export {
   threadResponseSchema,
   threadSummaryResponse,
   toJsonSafe,
+  wireTimestamp,
 } from "./gateway-shapes";
 export type { ModelEntry, ModelInfo, ModelsResponse, ModelsSource, ThreadResponse, ThreadResponseInput } from "./gateway-shapes";
 export type {

@@ -10,6 +10,15 @@ export const mcpRoutingSchema = section({
   keywords: list(z.string()),
 });
 
+/** `mcpServers.<name>.tools.<tool>.routing`: like {@link mcpRoutingSchema}, without defaults. */
+export const mcpRoutingOverrideSchema = z.looseObject({
+  mode: z.enum(["off", "prefer"]).optional(),
+  priority: int()
+    .transform((n) => Math.min(100, Math.max(0, n)))
+    .optional(),
+  keywords: z.array(z.string()).optional(),
+});
+
 /** `mcpServers.<name>.oauth`: how to obtain the bearer token sent to an HTTP/SSE server. */
 export const mcpOAuthConfigSchema = z.looseObject({
   enabled: bool().default(true),
@@ -49,7 +58,8 @@ export const mcpServerConfigSchema = z.preprocess(
     oauth: nullable(mcpOAuthConfigSchema),
     description: z.string().default(""),
     routing: mcpRoutingSchema,
-    tools: mapOf(z.looseObject({ routing: mcpRoutingSchema })),
+    // Per-tool overrides keep only the keys written, so unset ones fall back to the server's hint.
+    tools: mapOf(z.looseObject({ routing: mcpRoutingOverrideSchema.optional() })),
     tool_name_prefix: bool().default(true),
     tool_call_timeout: nullable(num()),
     // DeerFlow bounds server bring-up at 60 s by default; an explicit null disables the bound.

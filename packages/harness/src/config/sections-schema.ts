@@ -156,7 +156,8 @@ export const memorySchema = section({
   injection_enabled: bool().default(true),
   shutdown_flush_timeout_seconds: num().default(30),
   manager_class: z.string().default("deermem"),
-  mode: z.string().default("middleware"),
+  mode: z.enum(["middleware", "tool"]).default("middleware"),
+  // Backend keys (debounce_seconds, max_facts, model, embedding…) are validated by the memory subsystem (memory/config.ts).
   backend_config: section({}),
 });
 

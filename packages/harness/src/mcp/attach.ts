@@ -3,6 +3,8 @@ import path from "node:path";
 import { errorMessage } from "../errors";
 import type { AppConfig, ConfigManager } from "../config";
 import { threadDirs } from "../sandbox";
+import { mcpConfigResponse, readRawExtensionsConfig, writeMcpServers } from "./config-file";
+import type { McpConfigResponse } from "./config-file";
 import type { McpConfigSource } from "./config-source";
 import { McpPool } from "./pool";
 
@@ -47,8 +49,9 @@ export function mcpConfigPath(host: Pick<McpHost, "configManager">, cwd: string 
  */
 export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message: string) => void } = {}): McpPool {
   const log = options.log ?? ((m: string) => console.warn(m));
+  const configPath = () => mcpConfigPath(host, options.cwd);
   const source = (): McpConfigSource => {
-    const file = mcpConfigPath(host, options.cwd);
+    const file = configPath();
     const known = loaded(host)?.extensionsPath === file;
     if (known) return { path: file, config: host.config()?.extensions };
     return existsSync(file) ? { path: file } : { config: host.config()?.extensions };
@@ -59,6 +62,7 @@ export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message
     discoveryCwd: host.dataDir,
     logger: { warn: (m) => log(`[deerflow] ${m}`), info: (m) => log(`[deerflow] ${m}`) },
     onToolsChanged: () => host.invalidateAgents(),
+    configPath,
   });
   host.extensions.mcp = pool;
   host.onThreadDeleted(async (threadId, userId) => {
@@ -66,4 +70,26 @@ export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message
   });
   host.onClose(() => pool.close());
   return pool;
+}
+
+/** The MCP config of a runtime as the gateway's `GET /api/mcp/config` shows it (secrets masked). */
+export function readMcpConfig(host: McpHost): McpConfigResponse {
+  return mcpConfigResponse(readRawExtensionsConfig(host.extensions.mcp?.configFile() ?? mcpConfigPath(host)));
+}
+
+/**
+ * Replace a runtime's MCP servers (masked secrets merged back, other keys
+ * kept, atomic write) and drop cached tools and agents so the next run
+ * loads them. `validate` is the gateway's stdio launch validation; embedded
+ * callers are trusted like an edit of the file and may omit it.
+ */
+export function updateMcpConfig(
+  host: McpHost,
+  servers: Record<string, Record<string, unknown>>,
+  validate: (name: string, entry: Record<string, unknown>) => void = () => undefined,
+): McpConfigResponse {
+  const raw = writeMcpServers(host.extensions.mcp?.configFile() ?? mcpConfigPath(host), servers, validate);
+  host.extensions.mcp?.reset();
+  host.invalidateAgents();
+  return mcpConfigResponse(raw);
 }

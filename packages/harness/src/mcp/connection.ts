@@ -157,10 +157,16 @@ export class McpConnection {
   /** Call a tool; timeouts and a dropped connection become {@link McpError}s. */
   async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<McpCallResult> {
     if (this.closed) throw new McpError(this.server, `MCP server '${this.server}' is not connected`, { code: "mcp_connection_closed" });
+    // A run's signal is shared by all its tool calls; the SDK listens on the signal it is given, so each call
+    // gets its own child signal and the link to the run's is removed when the call ends.
+    const child = new AbortController();
+    const forward = () => child.abort(options.signal?.reason);
+    if (options.signal?.aborted) forward();
+    else options.signal?.addEventListener("abort", forward, { once: true });
     try {
       const res = await this.client.callTool({ name: tool, arguments: args }, undefined, {
         ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: child.signal,
       });
       return res as McpCallResult;
     } catch (err) {
@@ -176,6 +182,8 @@ export class McpConnection {
         });
       }
       throw new McpError(this.server, `MCP tool '${tool}' on server '${this.server}' failed: ${describe(err)}`, { cause: err });
+    } finally {
+      options.signal?.removeEventListener("abort", forward);
     }
   }
 

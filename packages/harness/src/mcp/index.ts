@@ -19,14 +19,15 @@ export { rewritePathsInText, toVirtualPath } from "./path-mapping";
 export type { McpPathScope } from "./path-mapping";
 export { createMcpToolDefinition, isMcpTool, MCP_TOOL_NAME, mcpToolName } from "./tool-adapter";
 export type { McpToolMetadata } from "./tool-adapter";
-export { effectiveRouting } from "./routing";
-export type { McpRoutingConfig } from "./routing";
+export { effectiveRouting, mcpRoutingHints } from "./routing";
+export type { McpRoutingConfig, McpRoutingHint } from "./routing";
 export {
   assembleDeferredTools,
   createToolSearchTool,
   DeferredToolCatalog,
   deferredRoutingIndex,
   functionSchema,
+  routingHintsOf,
   TOOL_SEARCH_MAX_RESULTS,
   TOOL_SEARCH_TOOL_NAME,
 } from "./tool-search";
@@ -45,5 +46,5 @@ export {
   writeMcpServers,
 } from "./config-file";
 export type { McpConfigResponse } from "./config-file";
-export { attachMcp, mcpConfigPath } from "./attach";
+export { attachMcp, mcpConfigPath, readMcpConfig, updateMcpConfig } from "./attach";
 export type { McpHost } from "./attach";

@@ -41,6 +41,8 @@ export interface McpPoolOptions {
    * (the runtime drops its cached agents so the next run sees it).
    */
   onToolsChanged?: () => void;
+  /** The extensions_config.json the config API reads and writes for this pool (see {@link McpPool.configFile}). */
+  configPath?: () => string;
 }
 
 /** What `status()` reports per configured server (the gateway's per-server status). */
@@ -157,6 +159,11 @@ export class McpPool {
       next_retry_at: s.nextRetryAt ? new Date(s.nextRetryAt).toISOString() : null,
       sessions: this.sessions.count(s.name),
     }));
+  }
+
+  /** The extensions_config.json the gateway's MCP config API edits for this pool, when the host named one. */
+  configFile(): string | null {
+    return this.options.configPath?.() ?? null;
   }
 
   /** The error of the last config read that failed (the previous config stays in use), or null. */

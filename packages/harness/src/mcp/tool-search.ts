@@ -4,6 +4,7 @@ import { toolMessage } from "../messages";
 import { Command } from "../state";
 import { tool } from "../tools";
 import type { ToolDefinition } from "../tools";
+import type { McpRoutingHint } from "./routing";
 import { isMcpTool } from "./tool-adapter";
 
 /** Results of a ranked `tool_search` query (DeerFlow's MAX_RESULTS). */
@@ -162,6 +163,17 @@ export function deferredRoutingIndex(setup: DeferredToolSetup): Record<string, {
     const r = (t.metadata as { routing?: { mode: string; priority: number; keywords: string[] } } | undefined)?.routing;
     const keywords = (r?.keywords ?? []).map((k) => k.trim()).filter(Boolean);
     if (r?.mode === "prefer" && keywords.length) out[t.name] = { priority: r.priority, keywords };
+  }
+  return out;
+}
+
+/** Routing hints of every MCP tool among `tools` that prefers itself for some keywords (deferred ones marked). */
+export function routingHintsOf(tools: readonly ToolDefinition[], deferredNames: readonly string[]): McpRoutingHint[] {
+  const deferred = new Set(deferredNames);
+  const out: McpRoutingHint[] = [];
+  for (const t of tools) {
+    const r = (t.metadata as { routing?: { mode: string; priority: number; keywords: string[] } } | undefined)?.routing;
+    if (isMcpTool(t) && r?.mode === "prefer" && r.keywords.length) out.push({ tool: t.name, priority: r.priority, keywords: r.keywords, deferred: deferred.has(t.name) });
   }
   return out;
 }

@@ -75,6 +75,18 @@ export class MemoryUpdateQueue {
     this.schedule(this.options.debounceMs);
   }
 
+  /** Drop pending items of a thread (it was deleted). Returns how many were dropped. */
+  dropThread(threadId: string, userId: string): number {
+    let n = 0;
+    for (const [k, v] of this.items) {
+      if (v.threadId === threadId && v.userId === userId) {
+        this.items.delete(k);
+        n++;
+      }
+    }
+    return n;
+  }
+
   private schedule(ms: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {

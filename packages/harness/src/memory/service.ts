@@ -360,9 +360,11 @@ export class MemoryService {
     return hits.slice(0, options.limit ?? 10).map((f) => structuredClone(f));
   }
 
-  /** A thread was deleted: forget its summary (facts learnt from it stay, as in DeerFlow). */
+  /** A thread was deleted: drop its pending update and forget its summary (facts learnt from it stay, as in DeerFlow). */
   forgetThread(threadId: string, userId: string): void {
-    if (!this.closed) this.index.deleteThread(userId || "default", threadId);
+    if (this.closed) return;
+    this.queue.dropThread(threadId, userId || "default");
+    this.index.deleteThread(userId || "default", threadId);
   }
 
   /** Relations stored for a scope (superseded ones included). */

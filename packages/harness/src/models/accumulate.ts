@@ -8,6 +8,24 @@ interface PendingCall {
   id?: string;
   name?: string;
   args: string;
+  /** Set once the arguments parsed as a whole JSON object (the completing chunk carried them). */
+  complete?: boolean;
+}
+
+/** The arguments as a JSON object, or undefined while they are still partial (or not an object). */
+function parsedArgs(raw: string): Record<string, unknown> | undefined {
+  if (!raw.trim().endsWith("}")) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** LangChain's usage shape: token detail maps are always present. */
+function withDetails(u: UsageMetadata): UsageMetadata {
+  return { ...u, input_token_details: u.input_token_details ?? {}, output_token_details: u.output_token_details ?? {} };
 }
 
 /**
@@ -24,7 +42,15 @@ export class AIMessageAccumulator {
   private usage: UsageMetadata | null = null;
   private responseMetadata: Record<string, unknown> = {};
 
-  constructor(id: string = newAIMessageId()) {
+  /**
+   * `provider` (`model_provider`, `model_name`) is reported as LangChain
+   * does: `model_provider` on every chunk, both on the finish chunk and the
+   * complete message.
+   */
+  constructor(
+    id: string = newAIMessageId(),
+    private readonly provider?: { model_provider: string; model_name: string },
+  ) {
     this.id = id;
   }
 
@@ -48,21 +74,25 @@ export class AIMessageAccumulator {
         if (part.id) call.id = part.id;
         if (part.name) call.name = (call.name ?? "") + part.name;
         call.args += part.argsDelta ?? "";
+        // as LangChain's chunk merging does: the chunk that completes a call also carries it parsed
+        const args = !call.complete && call.name ? parsedArgs(call.args) : undefined;
+        if (args) call.complete = true;
         return this.chunk({
           content: "",
           tool_call_chunks: [
             { type: "tool_call_chunk", index: part.index, id: part.id ?? null, name: part.name ?? null, args: part.argsDelta ?? "" },
           ],
+          ...(args ? { tool_calls: [{ name: call.name!, args, id: call.id ?? null, type: "tool_call" as const }] as ToolCall[] } : {}),
         });
       }
       case "finish":
         this.finishReason = part.finishReason || "stop";
-        if (part.usage) this.usage = part.usage;
+        if (part.usage) this.usage = withDetails(part.usage);
         if (part.responseMetadata) this.responseMetadata = { ...this.responseMetadata, ...part.responseMetadata };
         return this.chunk({
           content: "",
           usage_metadata: this.usage,
-          response_metadata: { finish_reason: this.finishReason },
+          response_metadata: { finish_reason: this.finishReason, ...(this.provider ?? {}) },
           chunk_position: "last",
         });
     }
@@ -74,7 +104,7 @@ export class AIMessageAccumulator {
       id: this.id,
       content: "",
       additional_kwargs: {},
-      response_metadata: {},
+      response_metadata: this.provider ? { model_provider: this.provider.model_provider } : {},
       tool_calls: [],
       invalid_tool_calls: [],
       tool_call_chunks: [],
@@ -115,7 +145,7 @@ export class AIMessageAccumulator {
     return aiMessage(this.text, {
       id: this.id,
       additional_kwargs: additional,
-      response_metadata: { ...this.responseMetadata, finish_reason: this.finishReason },
+      response_metadata: { ...this.responseMetadata, finish_reason: this.finishReason, ...(this.provider ?? {}) },
       tool_calls: toolCalls,
       invalid_tool_calls: invalid,
       usage_metadata: this.usage,

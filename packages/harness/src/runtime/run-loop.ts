@@ -172,13 +172,12 @@ export class RunExecution<S extends AgentState> {
     return {
       ...this.config.metadata,
       thread_id: this.threadId,
-      run_id: this.runId,
       langgraph_step: step,
       langgraph_node: node,
       langgraph_triggers: pushed ? ["__pregel_push"] : [`branch:to:${node}`],
       langgraph_path: pushed ? ["__pregel_push", 0, false] : ["__pregel_pull", node],
       langgraph_checkpoint_ns: `${node}:${this.runId}:${step}`,
-      ...(this.ns.length ? { checkpoint_ns: this.ns.join("|") } : {}),
+      ...(this.ns.length ? { checkpoint_ns: this.ns.join("|") } : model ? { checkpoint_ns: `${node}:${this.runId}:${step}` } : {}),
       ...(model ? { ls_provider: model.provider, ls_model_name: model.modelName, ls_model_type: "chat", ls_temperature: null } : {}),
     };
   }
@@ -187,7 +186,7 @@ export class RunExecution<S extends AgentState> {
     if (this.controller.signal.aborted) throw new RunCancelledError(errorMessage(this.controller.signal.reason ?? "aborted"));
   }
 
-  private apply(update: StateUpdate | undefined, node?: string): boolean {
+  private apply(update: StateUpdate | undefined, node?: string, fromHook = false): boolean {
     if (!update) return false;
     const clean: StateUpdate = {};
     let any = false;
@@ -201,7 +200,8 @@ export class RunExecution<S extends AgentState> {
     this.state = applyUpdate(this.parts.schema, this.state, clean) as S;
     if (node) {
       this.emit("updates", { [node]: clean });
-      this.echoNewMessages(before, clean, node);
+      // the model and tool steps stream their own messages; a hook's new messages are echoed
+      if (fromHook) this.echoNewMessages(before, clean, node);
     }
     return true;
   }
@@ -259,7 +259,7 @@ export class RunExecution<S extends AgentState> {
       const result = await mw[hook]!(this.state, this.runtime);
       const node = `${mw.name}.${HOOK_NODE_SUFFIX[hook]}`;
       // like a LangGraph node that returned nothing: the hook ran, its update is null
-      if (!this.apply(result ?? undefined, node)) this.emit("updates", { [node]: null });
+      if (!this.apply(result ?? undefined, node, true)) this.emit("updates", { [node]: null });
       if (!result) continue;
       if (result.jumpTo && !jump) jump = result.jumpTo;
     }
@@ -271,7 +271,7 @@ export class RunExecution<S extends AgentState> {
     const inner: ModelCallHandler<S> = async (req) => {
       this.checkAbort();
       const messages = req.systemPrompt ? [systemMessage(req.systemPrompt, { id: "system-prompt" }), ...req.messages] : req.messages;
-      const acc = new AIMessageAccumulator();
+      const acc = new AIMessageAccumulator(undefined, { model_provider: req.model.provider, model_name: req.model.modelName });
       const meta = wantMessages ? this.messageMeta("model", req.model) : undefined;
       this.modelCalls++;
       for await (const part of req.model.stream({

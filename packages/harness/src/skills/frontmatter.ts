@@ -79,15 +79,60 @@ function fail(file: string, key: string, message: string): never {
   throw new SkillValidationError(`${file}: ${message}`, { file, key });
 }
 
+/**
+ * Tool names of the Agent Skills ecosystem (Claude Code) mapped to this
+ * harness's tools, so a skill written for it keeps working under
+ * SkillToolPolicy instead of losing every tool.
+ */
+const TOOL_ALIASES: Readonly<Record<string, string>> = {
+  read: "read_file",
+  write: "write_file",
+  edit: "str_replace",
+  multiedit: "str_replace",
+  bash: "bash",
+  glob: "glob",
+  grep: "grep",
+  ls: "ls",
+  webfetch: "web_fetch",
+  websearch: "web_search",
+  task: "task",
+  todowrite: "write_todos",
+};
+
+/** Normalise one allowed-tools entry: `Bash(git:*)` → `bash`, `Read` → `read_file`; our own names pass unchanged. */
+export function normalizeAllowedTool(raw: string): string {
+  const base = raw.trim().replace(/\(.*\)$/, "");
+  return TOOL_ALIASES[base.toLowerCase()] && /^[A-Z]/.test(base) ? (TOOL_ALIASES[base.toLowerCase()] as string) : base;
+}
+
+/** Split the Agent Skills string form (`"Read Grep Bash(git:*)"`, commas allowed), keeping parentheses together. */
+function splitToolString(text: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let depth = 0;
+  for (const ch of text) {
+    if (ch === "(") depth++;
+    if (ch === ")") depth = Math.max(0, depth - 1);
+    if (depth === 0 && (ch === "," || /\s/.test(ch))) {
+      if (cur) out.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
 function parseAllowedTools(raw: unknown, file: string): string[] | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (!Array.isArray(raw)) fail(file, "allowed-tools", "allowed-tools must be a list of strings");
-  return raw.map((item) => {
+  // DeerFlow writes a YAML list; the Agent Skills spec a space-separated string. Both are accepted.
+  const items: unknown[] = typeof raw === "string" ? splitToolString(raw) : Array.isArray(raw) ? raw : fail(file, "allowed-tools", "allowed-tools must be a list of strings (or a space-separated string)");
+  const names = items.map((item) => {
     if (typeof item !== "string") fail(file, "allowed-tools", "allowed-tools must contain only strings");
     const name = item.trim();
     if (!name) fail(file, "allowed-tools", "allowed-tools cannot contain empty tool names");
-    return name;
+    return normalizeAllowedTool(name);
   });
+  return [...new Set(names)];
 }
 
 function parseRequiredSecrets(raw: unknown, file: string): SecretRequirement[] {

@@ -38,5 +38,5 @@ export function createChildAgentFactory(options: ChildAgentFactoryOptions): Chil
       modelSettings: options.modelSettings,
       toolTimeoutMs: options.toolTimeoutMs,
       onDuplicateTool: () => undefined,
-    }) as unknown as Agent;
+    });
 }

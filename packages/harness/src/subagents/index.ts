@@ -10,7 +10,7 @@ export {
   REVIEWER_SUBAGENT,
   SUBAGENT_DISALLOWED_TOOLS,
 } from "./builtin-types";
-export { BASH_SUBAGENT_DISABLED_MESSAGE, customSubagentSchema, resolveSubagentModelName, subagentOverrideSchema, SubagentRegistry } from "./registry";
+export { BASH_SUBAGENT_DISABLED_MESSAGE, customSubagentSchema, mergeSkillAllowlists, resolveSubagentModelName, subagentOverrideSchema, SubagentRegistry } from "./registry";
 export type { SubagentRegistryOptions, SubagentsSection } from "./registry";
 export {
   boundResultText,

@@ -155,3 +155,13 @@ export function resolveSubagentModelName(config: Pick<SubagentConfig, "model">, 
   if (config.model && config.model !== "inherit") return config.model;
   return parentModelName || firstModelName || undefined;
 }
+
+/**
+ * A child's effective skill allowlist under its parent's: the child keeps
+ * only skills the parent may use (`null` = no restriction at that level).
+ */
+export function mergeSkillAllowlists(parent: readonly string[] | null | undefined, child: readonly string[] | null | undefined): string[] | null {
+  if (parent == null) return child == null ? null : [...child];
+  if (child == null) return [...parent];
+  return child.filter((s) => parent.includes(s));
+}

@@ -70,7 +70,7 @@ export async function runChild(parent: ToolRuntime, agent: Agent, input: RunInpu
     const stream = agent.stream(input, {
       threadId,
       runId: randomUUID(),
-      context: context as never,
+      context,
       namespace: [...parent.namespace, `task:${options.taskId}`],
       ephemeral: true,
       initialState: options.initialState,

@@ -193,7 +193,7 @@ export function createTaskTool(options: TaskToolOptions): ToolDefinition<TaskToo
             middleware,
           }),
         messages,
-        initialState: { sandbox: parentState.sandbox ?? null, thread_data: parentState.thread_data ?? null } as never,
+        initialState: { sandbox: parentState.sandbox ?? null, thread_data: parentState.thread_data ?? null },
         maxTurns,
         timeoutSeconds: config.timeoutSeconds,
         signal: runtime.signal,

@@ -27,6 +27,8 @@ export interface HttpRequestOptions {
   guard?: UrlGuard;
   /** Redirects followed (default 5; 0 returns the 3xx response as is). */
   maxRedirects?: number;
+  /** Extra trusted CA certificates (PEM) for HTTPS, e.g. an internal CA or a test certificate. */
+  ca?: string | Buffer;
 }
 
 /** A completed HTTP exchange. */
@@ -83,6 +85,7 @@ function requestOnce(url: URL, pinned: ResolvedAddress[] | undefined, opts: Http
       agent: false,
       lookup: pinned ? pinnedLookup(pinned) : undefined,
       signal: deadline,
+      ...(opts.ca && url.protocol === "https:" ? { ca: opts.ca } : {}),
     });
     const fail = (err: unknown) => reject(err);
     if (pinned) {

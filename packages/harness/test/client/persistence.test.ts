@@ -137,7 +137,7 @@ describe("DeerFlowClient persistence (shared with the gateway)", () => {
       ["old2", "error", {}],
       ["old1", "idle", { title: "Old one" }],
     ]);
-    expect(list[1]).toMatchObject({ created_at: "2024-01-01T00:00:00.000Z", updated_at: "2024-01-05T00:00:00.000Z", metadata: { k: 1 } });
+    expect(list[1]).toMatchObject({ created_at: "2024-01-01T00:00:00.000+00:00", updated_at: "2024-01-05T00:00:00.000+00:00", metadata: { k: 1 } });
     expect(existsSync(legacy)).toBe(false);
     expect(existsSync(`${legacy}.imported`)).toBe(true);
     await client.close();

@@ -22,7 +22,12 @@ function writeConfig(dir: string, toolSearch: boolean): void {
     path.join(dir, "extensions_config.json"),
     JSON.stringify({
       mcpServers: {
-        rich: { type: "stdio", command: process.execPath, args: [path.join(FIXTURES, "rich-server.mjs")] },
+        rich: {
+          type: "stdio",
+          command: process.execPath,
+          args: [path.join(FIXTURES, "rich-server.mjs")],
+          tools: { structured: { routing: { mode: "prefer", priority: 50, keywords: ["sum"] } } },
+        },
         broken: { type: "stdio", command: process.execPath, args: [path.join(FIXTURES, "crashing-server.mjs"), "--exit-at-start"] },
       },
     }),
@@ -51,6 +56,7 @@ describe("MCP in the lead agent (DeerFlowRuntime)", () => {
       { toolCalls: [{ name: "tool_search", args: { query: "select:rich_where" } }] },
       { toolCalls: [{ name: "rich_where", args: {} }] },
       "done",
+      "auto-promoted",
     ]);
     const logs: string[] = [];
     const rt = await open(dir, model, logs);
@@ -63,10 +69,15 @@ describe("MCP in the lead agent (DeerFlowRuntime)", () => {
       expect(prompt).toContain("<available-deferred-tools>");
       expect(prompt).toContain("- rich_where");
       expect(prompt).not.toContain("broken_");
+      expect(prompt).toContain("<mcp_routing_hints>\nWhen the user's request involves sum:\n  use `tool_search` to fetch `rich_structured`, then prefer that MCP tool.");
       expect(model.requests[1].tools.map((t) => t.name)).toContain("rich_where");
       const result = model.requests[2].messages.filter((m) => m.type === "tool").at(-1)!;
       const where = JSON.parse(String(result.content)) as { cwd: string };
       expect(fs.realpathSync(where.cwd)).toBe(fs.realpathSync(path.join(dir, "data/users/default/threads/th1/user-data/workspace")));
+      // McpRouting: a message matching the routing keywords promotes the tool before the first model call
+      expect(await new DeerFlowClient(rt).chat("what is the sum of 2 and 3?", { threadId: "th3" })).toBe("auto-promoted");
+      expect(model.requests[3].tools.map((t) => t.name)).toContain("rich_structured");
+      expect(model.requests[3].tools.map((t) => t.name)).not.toContain("rich_where");
       // the failing server is reported once and did not block the run
       expect(logs.filter((l) => l.includes("'broken' is unavailable")).length).toBe(1);
       const pool = rt.extensions.mcp!;
@@ -85,12 +96,20 @@ describe("MCP in the lead agent (DeerFlowRuntime)", () => {
     const model = new ScriptedModel([{ toolCalls: [{ name: "rich_structured", args: { a: 20, b: 22 } }] }, "42"]);
     const rt = await open(dir, model, []);
     try {
-      expect(await new DeerFlowClient(rt).chat("add", { threadId: "th2" })).toBe("42");
+      const client = new DeerFlowClient(rt);
+      expect(await client.chat("add", { threadId: "th2" })).toBe("42");
       const names = model.requests[0].tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(["rich_structured", "rich_big"]));
       expect(names).not.toContain("tool_search");
       expect(String(model.requests[0].messages[0].content)).not.toContain("<available-deferred-tools>");
       expect(String(model.requests[1].messages.at(-1)?.content)).toBe('{"sum":42}');
+
+      // the embedded client's MCP config and status (DeerFlow's get_mcp_config / update_mcp_config)
+      const cfg = await client.getMcpConfig();
+      expect(Object.keys(cfg.mcp_servers)).toEqual(["rich", "broken"]);
+      await client.updateMcpConfig({ rich: cfg.mcp_servers.rich });
+      expect(Object.keys(JSON.parse(fs.readFileSync(path.join(dir, "extensions_config.json"), "utf8")).mcpServers)).toEqual(["rich"]);
+      expect((await client.getMcpStatus()).servers.map((s) => [s.name, s.state])).toEqual([["rich", "connected"]]);
     } finally {
       await rt.close();
     }

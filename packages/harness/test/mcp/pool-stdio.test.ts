@@ -105,14 +105,15 @@ describe("McpPool over stdio with real servers", () => {
 
   it("reuses one session per (server, user:thread) and closes a thread's sessions on closeThread", async () => {
     const pid = async (t: string, u: string) => (JSON.parse((await call(tools, "rich_where", {}, toolRuntime(t, u))).content as string) as { pid: number }).pid;
-    const a1 = await pid("s1", "u1");
-    expect(await pid("s1", "u1")).toBe(a1);
-    const other = await pid("s1", "u2");
+    // (t1, u1) and (thread-a, alice) already have sessions from the tests above
+    const a1 = await pid("t1", "u1");
+    expect(await pid("t1", "u1")).toBe(a1);
+    const other = await pid("thread-a", "alice");
     expect(other).not.toBe(a1);
     expect(h.pool.status().find((s) => s.name === "rich")?.sessions).toBeGreaterThanOrEqual(2);
-    await h.pool.closeThread("s1", "u1");
-    expect(await pid("s1", "u1")).not.toBe(a1);
-    expect(await pid("s1", "u2")).toBe(other);
+    await h.pool.closeThread("t1", "u1");
+    expect(await pid("t1", "u1")).not.toBe(a1);
+    expect(await pid("thread-a", "alice")).toBe(other);
   });
 });
 

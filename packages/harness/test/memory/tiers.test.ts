@@ -23,6 +23,12 @@ describe("memory tiers 2 and 3", () => {
       expect(other.text).toContain("Tokyo, Kyoto, Hiroshima");
       const own = await h.service.recall(scope, "Which cities did we pick for the Japan rail trip?", { threadId: "trip" });
       expect(own.report.threadSummaryIds).toEqual([]);
+      // Deleting a thread forgets its summary and drops its pending update.
+      h.service.enqueue({ threadId: "trip", userId: "u", messages: [humanMessage("One more stop: Nara", { id: "h3" }), aiMessage("Added.", { id: "a3" })] });
+      expect(h.service.updaterStatus.pending).toBe(1);
+      h.service.forgetThread("trip", "u");
+      expect(h.service.updaterStatus.pending).toBe(0);
+      expect(h.service.threadSummaries(scope).map((s) => s.threadId)).toEqual(["leak"]);
     } finally {
       await h.dispose();
     }

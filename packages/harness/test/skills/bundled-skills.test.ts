@@ -3,7 +3,9 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { scanSkillDir, scanSkillRoot, splitSkillMarkdown, validateSkillFrontmatter } from "../../src/skills";
+import { BwrapSandboxProvider, parseSandboxConfig } from "../../src/sandbox";
+import { scanSkillDir, scanSkillRoot, SkillRegistry, skillsViewDir, splitSkillMarkdown, validateSkillFrontmatter } from "../../src/skills";
+import { bwrapAvailable, tempBase } from "../sandbox/helpers";
 import { tempDir } from "./helpers";
 
 const PUBLIC = path.resolve(__dirname, "../../../../skills/public");
@@ -103,5 +105,23 @@ describe.skipIf(!HAS_PYTHON)("bundled skill scripts", () => {
     ]);
     expect(res.issues).toHaveLength(3);
     expect(py("in-depth-researcher/scripts/evidence_matrix.py", [file]).out).toContain("Gaps to research next:");
+  });
+});
+
+describe.skipIf(!bwrapAvailable() || !fs.existsSync("/usr/bin/python3"))("bundled scripts inside the bubblewrap sandbox", () => {
+  it("runs from the read-only /mnt/skills view on a workspace file, as the SKILL.md instructs", async () => {
+    const base = tempBase("dfbundled-");
+    try {
+      const registry = new SkillRegistry({ skillsPath: path.dirname(PUBLIC), dataDir: path.join(base.dir, "data"), extensionsPath: null, projectRoot: base.dir });
+      await registry.ensureView("default");
+      const provider = new BwrapSandboxProvider(parseSandboxConfig({}), { baseDir: path.join(base.dir, "data"), skillsPath: (u) => skillsViewDir(path.join(base.dir, "data"), u) });
+      const sb = provider.get(await provider.acquire("bundled"))!;
+      await sb.writeFile("/mnt/user-data/workspace/report.md", "# R\n\nA claim [citation:Src](https://example.org/a).\n\n## Sources\n\n- [Src](https://example.org/a)\n");
+      const res = await sb.executeCommand("python3 /mnt/skills/public/deep-research/scripts/check_citations.py /mnt/user-data/workspace/report.md");
+      expect([res.exitCode, res.stdout]).toEqual([0, "1 cited URL(s), 1 source(s), 0 problem(s)\n  OK: every citation is listed and every source is used.\n"]);
+      await provider.shutdown();
+    } finally {
+      base.cleanup();
+    }
   });
 });

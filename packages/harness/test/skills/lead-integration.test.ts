@@ -10,7 +10,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DeerFlowClient } from "../../src/client";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
 import { ScriptedModel } from "../../src/testing";
-import { tempBase } from "../sandbox/helpers";
+import { humanMessage } from "../../src/messages";
+import type { ToolMessage } from "../../src/messages";
+import { bwrapAvailable, tempBase } from "../sandbox/helpers";
 import { writeSkill } from "./helpers";
 
 const base = tempBase("dfsklead-");
@@ -19,10 +21,19 @@ const dir = base.dir;
 writeSkill(path.join(dir, "my-skills/public/alpha"), "name: alpha\ndescription: Alpha does research.", "# Alpha body\nALPHA-INSTRUCTIONS\n");
 writeSkill(path.join(dir, "my-skills/public/beta"), "name: beta\ndescription: Beta is off.", "# Beta body\nBETA-SECRET\n");
 fs.writeFileSync(path.join(dir, "extensions_config.json"), JSON.stringify({ mcpServers: {}, skills: { beta: { enabled: false } } }));
-fs.writeFileSync(
-  path.join(dir, "config.yaml"),
-  ["models:", "  - { name: m1, use: openai-compatible, model: x, base_url: http://127.0.0.1:9/v1, api_key: k }", "sandbox:", "  use: local", "skills:", "  path: my-skills", "title:", "  enabled: false", ""].join("\n"),
-);
+
+/** Write `root/config.yaml` (model m1 plus `extra` lines) and open a runtime on it whose chat model is `model`. */
+function openRuntime(root: string, extra: string[], model: ScriptedModel): Promise<DeerFlowRuntime> {
+  fs.mkdirSync(root, { recursive: true });
+  fs.writeFileSync(path.join(root, "config.yaml"), ["models:", "  - { name: m1, use: openai-compatible, model: x, base_url: http://127.0.0.1:9/v1, api_key: k }", ...extra, ""].join("\n"));
+  return DeerFlowRuntime.open({
+    configPath: path.join(root, "config.yaml"),
+    cwd: root,
+    dataDir: path.join(root, "data"),
+    log: () => undefined,
+    modelFactory: () => ({ model, warnings: [], config: { name: "m1", supportsVision: false, contextWindow: null, thinkingEnabled: false, reasoningEffort: null } as never }),
+  });
+}
 
 function systemText(model: ScriptedModel, i: number): string {
   const first = model.requests[i]!.messages[0]!;
@@ -33,13 +44,7 @@ function systemText(model: ScriptedModel, i: number): string {
 describe("skills in the lead agent (DeerFlowRuntime)", () => {
   it("prompt, activation, progressive read, toggle", async () => {
     const model = new ScriptedModel([{ toolCalls: [{ name: "read_file", args: { description: "load skill", path: "/mnt/skills/public/alpha/SKILL.md" } }] }, "done one", "done two", "done three"]);
-    const rt = await DeerFlowRuntime.open({
-      configPath: path.join(dir, "config.yaml"),
-      cwd: dir,
-      dataDir: path.join(dir, "data"),
-      log: () => undefined,
-      modelFactory: () => ({ model, warnings: [], config: { name: "m1", supportsVision: false, contextWindow: null, thinkingEnabled: false, reasoningEffort: null } as never }),
-    });
+    const rt = await openRuntime(dir, ["sandbox:", "  use: local", "skills:", "  path: my-skills", "title:", "  enabled: false"], model);
     try {
       const registry = rt.extensions.skills;
       expect(registry?.skillsPath).toBe(path.join(dir, "my-skills"));
@@ -70,6 +75,54 @@ describe("skills in the lead agent (DeerFlowRuntime)", () => {
       await client.chat("again", { threadId: "t2" });
       expect(systemText(model, 3)).toContain("<name>beta</name>");
       expect(systemText(model, 3)).not.toContain("<disabled_skills>");
+    } finally {
+      await rt.close();
+    }
+  });
+});
+
+describe.skipIf(!bwrapAvailable())("request-scoped secrets in bubblewrap", () => {
+  it("binds a declared secret for the slash-activated skill only and redacts it from bash output", async () => {
+    const root = path.join(dir, "secrets");
+    writeSkill(path.join(root, "skills/public/keyed"), "name: keyed\ndescription: Calls an API with a token.\nrequired-secrets: [DEMO_TOKEN]", "# Keyed\nUse $DEMO_TOKEN.\n");
+    const echo = { toolCalls: [{ name: "bash", args: { description: "call", command: 'echo "token=$DEMO_TOKEN" && printenv | grep -c OTHER_SECRET || true' } }] };
+    const model = new ScriptedModel([echo, "ok", echo, "ok"]);
+    const rt = await openRuntime(root, ["sandbox:", "  use: bwrap", "title:", "  enabled: false"], model);
+    try {
+      await rt.extensions.skills!.ensureView("default");
+      const agent = await rt.buildAgent({ userId: "default" });
+      const secrets = { DEMO_TOKEN: "tok-9f8e7d6c5b", OTHER_SECRET: "never-bound-value" };
+      const bashOut = async (text: string, threadId: string) => {
+        const res = await agent.invoke({ messages: [humanMessage(text)] }, { threadId, context: { user_id: "default", secrets } });
+        return String(res.state.messages.find((m): m is ToolMessage => m.type === "tool")?.content);
+      };
+      const active = await bashOut("/keyed call it", "sec1");
+      expect(active).toContain("token=[REDACTED:DEMO_TOKEN]");
+      expect(active).not.toContain("tok-9f8e7d6c5b");
+      expect(active).toMatch(/(^|\n)0(\n|$)/);
+      const inactive = await bashOut("call it without the skill", "sec2");
+      expect(inactive).toContain("token=\n");
+    } finally {
+      await rt.close();
+    }
+  });
+});
+
+describe("deferred skill discovery in the lead agent", () => {
+  it("skills.deferred_discovery: names in <skill_index>, describe_skill added, no metadata list", async () => {
+    const root = path.join(dir, "deferred");
+    writeSkill(path.join(root, "skills/public/alpha"), "name: alpha\ndescription: ALPHA-DESCRIPTION here.");
+    const model = new ScriptedModel([{ toolCalls: [{ name: "describe_skill", args: { name: "select:alpha" } }] }, "ok"]);
+    const rt = await openRuntime(root, ["sandbox:", "  use: local", "skills:", "  deferred_discovery: true"], model);
+    try {
+      const agent = await rt.buildAgent({ userId: "default" });
+      expect(agent.tools.map((t) => t.name)).toContain("describe_skill");
+      const res = await agent.invoke({ messages: [humanMessage("which skill?")] }, { threadId: "deferred1", context: { user_id: "default" } });
+      const prompt = systemText(model, 0);
+      expect(prompt).toContain("Installed skills (names only): alpha");
+      expect(prompt).not.toContain("ALPHA-DESCRIPTION");
+      const described = res.state.messages.find((m): m is ToolMessage => m.type === "tool");
+      expect(String(described?.content)).toContain("- Description: ALPHA-DESCRIPTION here. [built-in]");
     } finally {
       await rt.close();
     }

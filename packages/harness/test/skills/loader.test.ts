@@ -75,11 +75,18 @@ describe("frontmatter validation", () => {
     expect(validateSkillFrontmatter({ ...ok, name: "a".repeat(64) }, "f").name).toHaveLength(64);
     expect(err({ ...ok, description: "use <b>" }).details.key).toBe("description");
     expect(err({ ...ok, description: "x".repeat(1025) }).message).toContain("Maximum is 1024");
-    expect(err({ ...ok, "allowed-tools": "bash" }).details.key).toBe("allowed-tools");
+    expect(err({ ...ok, "allowed-tools": 5 }).details.key).toBe("allowed-tools");
+    expect(err({ ...ok, "allowed-tools": [1] }).message).toContain("only strings");
     expect(err({ ...ok, "allowed-tools": ["  "] }).message).toContain("empty tool names");
     expect(err({ ...ok, "required-secrets": "X" }).details.key).toBe("required-secrets");
     expect(err({ ...ok, "required-secrets": ["1BAD"] }).message).toContain("not a valid environment variable name");
     expect(err({ ...ok, "secrets-autonomous": "no" }).details.key).toBe("secrets-autonomous");
+  });
+
+  it("allowed-tools: DeerFlow's list and the Agent Skills space-separated string, Claude Code names mapped", () => {
+    expect(validateSkillFrontmatter({ ...ok, "allowed-tools": "Read Grep, Bash(git:*) web_search" }, "f").allowedTools).toEqual(["read_file", "grep", "bash", "web_search"]);
+    expect(validateSkillFrontmatter({ ...ok, "allowed-tools": ["read_file", "Edit", "task"] }, "f").allowedTools).toEqual(["read_file", "str_replace", "task"]);
+    expect(validateSkillFrontmatter({ ...ok, "allowed-tools": [] }, "f").allowedTools).toEqual([]);
   });
 
   it("parses required-secrets as names or {name, optional}, deduplicated", () => {
@@ -96,6 +103,25 @@ describe("frontmatter validation", () => {
     expect(() => splitSkillMarkdown("# no frontmatter", "/a/SKILL.md")).toThrow(/\/a\/SKILL\.md: no YAML frontmatter/);
     expect(() => splitSkillMarkdown("---\nname: [unclosed\n---\n", "/a/SKILL.md")).toThrow(/invalid YAML in frontmatter/);
     expect(() => splitSkillMarkdown("---\n- a\n---\n", "/a/SKILL.md")).toThrow(/must be a YAML mapping/);
+  });
+});
+
+describe("an Agent Skills package (Anthropic's format)", () => {
+  const root = tempDir("anthropic");
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("loads with license, compatibility, metadata and string allowed-tools", async () => {
+    writeSkill(
+      path.join(root, "pdf-processing"),
+      "name: pdf-processing\ndescription: Extract text and tables from PDF files, fill forms, merge documents. Use when working with PDF files.\nlicense: Complete terms in LICENSE.txt\ncompatibility: Requires python3 and pdfplumber\nmetadata:\n  author: example-org\n  version: \"1.0\"\nallowed-tools: Read Bash(python3:*) Write",
+      "# PDF processing\nSee [FORMS.md](FORMS.md) and scripts/extract.py.\n",
+      { "FORMS.md": "# Forms\n", "scripts/extract.py": "print('x')\n", "LICENSE.txt": "terms" },
+    );
+    const scan = await scanSkillRoot(root, "public");
+    expect(scan.problems).toEqual([]);
+    expect(scan.skills[0]).toMatchObject({ name: "pdf-processing", license: "Complete terms in LICENSE.txt", allowedTools: ["read_file", "bash", "write_file"] });
+    const fm = validateSkillFrontmatter(splitSkillMarkdown(fs.readFileSync(path.join(root, "pdf-processing/SKILL.md"), "utf8")).metadata, "SKILL.md", { strict: true });
+    expect(fm.name).toBe("pdf-processing");
   });
 });
 

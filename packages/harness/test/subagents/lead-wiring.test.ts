@@ -100,6 +100,9 @@ describe("lead agent with subagent_enabled", () => {
     const leadReq = model.requests.find((r) => r.tools.some((t) => t.name === "task"))!;
     expect(contentText(leadReq.messages[0].content)).toContain("<subagent_system>");
     expect(contentText(leadReq.messages[0].content)).toContain("max 5 per run");
+    // the lead is told that `completed` does not mean the criteria hold
+    expect(contentText(leadReq.messages[0].content)).toContain('Repair what "does not hold"');
+    expect(contentText(leadReq.messages[0].content)).toContain('verify what is "UNVERIFIED"');
     // both runs gave their sandbox leases back
     expect(f.sandboxProvider.leaseCount("local:default:wire-1")).toBe(0);
     await f.close();

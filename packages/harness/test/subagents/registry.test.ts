@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors";
-import { BASH_SUBAGENT_DISABLED_MESSAGE, resolveSubagentModelName, SubagentRegistry } from "../../src/subagents";
+import { BASH_SUBAGENT_DISABLED_MESSAGE, mergeSkillAllowlists, resolveSubagentModelName, SubagentRegistry } from "../../src/subagents";
 
 describe("SubagentRegistry", () => {
   it("lists built-ins with DeerFlow's defaults and hides bash without isolated bash", () => {
@@ -36,5 +36,12 @@ describe("SubagentRegistry", () => {
     expect(() => new SubagentRegistry({ bashAllowed: false, config: { custom_agents: { x: { description: "d" } } } })).toThrow(/subagents\.custom_agents\.x: system_prompt/);
     expect(() => new SubagentRegistry({ bashAllowed: false, config: { custom_agents: { bash: { description: "d", system_prompt: "p" } } } })).toThrow(/built-in/);
     expect(() => new SubagentRegistry({ bashAllowed: false, config: { agents: { coder: { max_turns: -1 } } } })).toThrow(/subagents\.agents\.coder/);
+  });
+
+  it("keeps a child's skills within its parent's allowlist", () => {
+    expect(mergeSkillAllowlists(null, null)).toBeNull();
+    expect(mergeSkillAllowlists(null, ["a"])).toEqual(["a"]);
+    expect(mergeSkillAllowlists(["a", "b"], null)).toEqual(["a", "b"]);
+    expect(mergeSkillAllowlists(["a", "b"], ["b", "c"])).toEqual(["b"]);
   });
 });

@@ -99,6 +99,17 @@ describe("tools: entries resolve to web tools by `use:`", () => {
   });
 });
 
+describe("the SSRF test seams cannot be enabled from config", () => {
+  it("resolver / testLoopbackHosts keys in a tools: entry are ignored: loopback stays refused", async () => {
+    const { tools } = assemble([{ name: "web_fetch", use: "web:fetch", resolver: "127.0.0.1", testLoopbackHosts: ["127.0.0.1", "localhost"], test_loopback_hosts: ["localhost"] }]);
+    for (const url of ["http://127.0.0.1:9/", "http://localhost:9/"]) {
+      const out = await callTool(tools[0], { url });
+      expect(out.status).toBe("error");
+      expect(out.text).toMatch(/^Error: Refusing to fetch/);
+    }
+  });
+});
+
 describe("configured web tools talk to their providers", () => {
   let serper: WebDouble;
   beforeAll(async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProviderDouble } from "../../src/testing/web-doubles";
 import type { WebDouble, WebDoubleProvider } from "../../src/testing/web-doubles";
 import { createWebSearchTool } from "../../src/web";
+import { parseRetryAfter, redact } from "../../src/web/provider-http";
 import type { SearchProviderId } from "../../src/web";
 import { callTool, framedJson } from "./helpers";
 
@@ -202,5 +203,17 @@ describe("web_search edge cases", () => {
     } finally {
       await d.close();
     }
+  });
+});
+
+describe("provider error helpers", () => {
+  it("Retry-After as seconds or as an HTTP date", () => {
+    const now = Date.parse("2026-03-14T10:00:00Z");
+    expect(parseRetryAfter("7", now)).toBe(7);
+    expect(parseRetryAfter("Sat, 14 Mar 2026 10:00:30 GMT", now)).toBe(30);
+    expect(parseRetryAfter("soon", now)).toBeUndefined();
+  });
+  it("redacts every occurrence of a secret", () => {
+    expect(redact("key=abcd1234 and again abcd1234", ["abcd1234"])).toBe("key=[redacted] and again [redacted]");
   });
 });

@@ -21,6 +21,8 @@ export interface McpRouteOptions {
   configPath: () => string;
   /** The runtime's MCP pool, when there is one: per-server status and the cache reset after a write. */
   pool?: () => McpStatusSource | undefined;
+  /** Called after every write (the gateway drops its cached agents). */
+  invalidate?: () => void;
   /** Max JSON body size (default 1 MiB). */
   maxBodyBytes?: number;
   log?: (message: string) => void;
@@ -42,8 +44,9 @@ const STATUS_WAIT_MS = 10_000;
 /** Register the MCP routes for the gateway's runtime (its extensions_config.json and MCP pool). */
 export function registerMcpRoutes(app: Hono, ctx: GatewayContext): void {
   registerMcpRoutesWith(app, {
-    configPath: () => mcpConfigPath(ctx.runtime),
+    configPath: () => ctx.runtime.extensions.mcp?.configFile() ?? mcpConfigPath(ctx.runtime),
     pool: () => ctx.runtime.extensions.mcp,
+    invalidate: () => ctx.runtime.invalidateAgents(),
     maxBodyBytes: ctx.options.maxBodyBytes,
     log: ctx.options.log,
   });
@@ -67,6 +70,7 @@ export function registerMcpRoutesWith(app: Hono, options: McpRouteOptions): void
   const validate = (name: string, entry: Record<string, unknown>) => validateStdioLaunch(name, entry as never);
   const afterWrite = (raw: Record<string, unknown>) => {
     options.pool?.()?.reset();
+    options.invalidate?.();
     options.log?.(`[gateway] MCP configuration saved to ${options.configPath()}`);
     return mcpConfigResponse(raw);
   };

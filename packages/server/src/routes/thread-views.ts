@@ -1,3 +1,4 @@
+import { wireTimestamp } from "@deerflow/harness";
 import type { Message, RunRecord, StateSnapshot } from "@deerflow/harness";
 
 // ThreadResponse objects are built by the harness (threadRecordResponse,
@@ -9,13 +10,13 @@ export function stateResponse(threadId: string, snap: StateSnapshot): Record<str
     values: snap.values,
     next: snap.next,
     metadata: snap.metadata,
-    checkpoint: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: snap.checkpointId, id: snap.checkpointId, ts: snap.createdAt },
+    checkpoint: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: snap.checkpointId, id: snap.checkpointId, ts: wireTimestamp(snap.createdAt) },
     parent_checkpoint: snap.parentCheckpointId
       ? { thread_id: threadId, checkpoint_ns: "", checkpoint_id: snap.parentCheckpointId }
       : null,
     checkpoint_id: snap.checkpointId,
     parent_checkpoint_id: snap.parentCheckpointId,
-    created_at: snap.createdAt,
+    created_at: wireTimestamp(snap.createdAt),
     tasks: snap.next.map((name, i) => ({ id: `${snap.checkpointId}:${i}`, name, interrupts: snap.interrupts })),
     interrupts: snap.interrupts,
   };
@@ -43,14 +44,17 @@ export function historyEntry(
     parent_checkpoint_id: snap.parentCheckpointId,
     metadata: stripInternals(snap.metadata),
     values,
-    created_at: snap.createdAt,
+    created_at: wireTimestamp(snap.createdAt),
     next: snap.next,
   };
 }
 
+const HISTORY_DROPPED = new Set(["source", "parents", "writes", "writer"]);
+
 function stripInternals(meta: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(meta ?? {})) if (!k.startsWith("__") && !k.startsWith("langgraph_")) out[k] = val;
+  // DeerFlow's history drops LangGraph's bookkeeping keys (they stay on /state)
+  for (const [k, val] of Object.entries(meta ?? {})) if (!k.startsWith("__") && !k.startsWith("langgraph_") && !HISTORY_DROPPED.has(k)) out[k] = val;
   return out;
 }
 

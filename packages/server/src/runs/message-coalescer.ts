@@ -39,7 +39,8 @@ export function mergeChunks(a: Chunk, b: Chunk): Chunk {
     content: (a.content as string) + (b.content as string),
     additional_kwargs: mergeKwargs(a.additional_kwargs, b.additional_kwargs),
     response_metadata: { ...(a.response_metadata ?? {}), ...(b.response_metadata ?? {}) },
-    tool_calls: b.tool_calls?.length ? b.tool_calls : a.tool_calls,
+    // each delta's parsed tool_calls are the calls it completed: merged deltas carry them all
+    tool_calls: [...(a.tool_calls ?? []), ...(b.tool_calls ?? [])],
     tool_call_chunks: [...(a.tool_call_chunks ?? []), ...(b.tool_call_chunks ?? [])],
     usage_metadata: b.usage_metadata ?? a.usage_metadata ?? null,
     chunk_position: b.chunk_position ?? a.chunk_position ?? null,
@@ -51,7 +52,7 @@ function appendChunk(a: Chunk, b: Chunk): void {
   a.content = (a.content as string) + (b.content as string);
   if (b.additional_kwargs && Object.keys(b.additional_kwargs).length) a.additional_kwargs = mergeKwargs(a.additional_kwargs, b.additional_kwargs);
   if (b.response_metadata && Object.keys(b.response_metadata).length) a.response_metadata = { ...(a.response_metadata ?? {}), ...b.response_metadata };
-  if (b.tool_calls?.length) a.tool_calls = b.tool_calls;
+  if (b.tool_calls?.length) a.tool_calls = [...(a.tool_calls ?? []), ...b.tool_calls];
   if (b.tool_call_chunks?.length) (a.tool_call_chunks ??= []).push(...b.tool_call_chunks);
   if (b.usage_metadata != null) a.usage_metadata = b.usage_metadata;
   if (b.chunk_position != null) a.chunk_position = b.chunk_position;
@@ -65,7 +66,8 @@ export class MessageCoalescer {
   constructor(private readonly out: (event: string, data: unknown) => void) {}
 
   push(event: string, data: unknown): void {
-    if (mergeable(event, data)) {
+    // the `last` chunk (usage, finish reason) stays its own frame, as a model streams it
+    if (mergeable(event, data) && data[0].chunk_position !== "last") {
       const [chunk, meta] = data;
       if (this.pending && this.pending.event === event && this.pending.chunk.id === chunk.id) {
         appendChunk(this.pending.chunk, chunk);
@@ -73,7 +75,7 @@ export class MessageCoalescer {
       }
       this.flush();
       // A private copy (the runtime's chunk objects are never mutated) that later deltas append to in place.
-      this.pending = { event, chunk: mergeChunks(chunk, { ...chunk, content: "", additional_kwargs: {}, tool_call_chunks: [] }), meta };
+      this.pending = { event, chunk: mergeChunks(chunk, { ...chunk, content: "", additional_kwargs: {}, tool_calls: [], tool_call_chunks: [] }), meta };
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {

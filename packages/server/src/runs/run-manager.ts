@@ -83,7 +83,7 @@ function now(): string {
 function agentRunMetadata(agent: Agent): Record<string, unknown> {
   const meta = (agent as { metadata?: Record<string, unknown> }).metadata;
   if (!meta) return {};
-  return { ls_integration: "langchain_create_agent", ...meta, agent_name: meta.agent_name ?? "default" };
+  return { ls_integration: "langchain_create_agent", available_skills: null, ...meta, agent_name: meta.agent_name ?? "default" };
 }
 
 /**
@@ -144,6 +144,8 @@ export class RunManager {
     }
     Object.assign(configurable, context, { thread_id: threadId });
     Object.assign(context, { thread_id: threadId, run_id: runId, user_id: userId });
+    // Request-scoped skill secrets (`required-secrets`) go to the run context only: never configurable or metadata.
+    if (source.secrets && typeof source.secrets === "object" && !Array.isArray(source.secrets)) context.secrets = source.secrets;
     let settings: RunSettings;
     try {
       settings = readRuntimeOptions(configurable, context);

@@ -1,3 +1,4 @@
+import { wireTimestamp } from "@deerflow/harness";
 import type { RunRecord } from "@deerflow/harness";
 
 /** The wire `RunResponse` of the contract (§2.3). */
@@ -10,8 +11,8 @@ export function runResponse(r: RunRecord): Record<string, unknown> {
     metadata: r.metadata,
     kwargs: r.kwargs,
     multitask_strategy: r.multitaskStrategy,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
+    created_at: wireTimestamp(r.createdAt),
+    updated_at: wireTimestamp(r.updatedAt),
     total_input_tokens: r.usage.totalInputTokens,
     total_output_tokens: r.usage.totalOutputTokens,
     total_tokens: r.usage.totalTokens,

@@ -105,4 +105,17 @@ describe("skills routes (real HTTP server)", () => {
     expect(slip.status).toBe(400);
     expect((await slip.json()).detail).toContain("unsafe member path");
   });
+
+  it("the web UI's flow: create a thread, upload the .skill, install from the upload's virtual path", async () => {
+    const { thread_id } = (await (await postJson(`${api}/threads`, { metadata: {} })).json()) as { thread_id: string };
+    const form = new FormData();
+    form.append("files", new Blob([zipSync({ "up/SKILL.md": md("uploaded-skill", "From an upload.") })]), "up.skill");
+    const up = await fetch(`${api}/threads/${thread_id}/uploads`, { method: "POST", body: form });
+    expect(up.status).toBe(200);
+    const [file] = ((await up.json()) as { files: Array<{ virtual_path: string }> }).files;
+    expect(file!.virtual_path).toBe("/mnt/user-data/uploads/up.skill");
+    const res = await postJson(`${api}/skills/install`, { thread_id, path: file!.virtual_path });
+    expect(await res.json()).toMatchObject({ success: true, skill_name: "uploaded-skill" });
+    expect((await fetch(`${api}/skills/custom/uploaded-skill`, { method: "DELETE" })).status).toBe(200);
+  });
 });

@@ -21,24 +21,28 @@ describe("MessageCoalescer", () => {
     const meta = { langgraph_node: "model" };
     c.push("messages", [chunk("a", "Hel", { additional_kwargs: { reasoning_content: "th" } }), meta]);
     c.push("messages", [chunk("a", "lo", { additional_kwargs: { reasoning_content: "ink" }, tool_call_chunks: [{ index: 0, args: "{" }] }), meta]);
-    c.push("messages", [chunk("a", "", { tool_call_chunks: [{ index: 0, args: "}" }], usage_metadata: { total_tokens: 3 }, chunk_position: "last" }), meta]);
+    c.push("messages", [chunk("a", "", { tool_call_chunks: [{ index: 0, args: "}" }], tool_calls: [{ name: "t", args: {}, id: "c1" }] }), meta]);
     expect(out).toHaveLength(0);
+    // the `last` chunk (usage) is never merged: it flushes the held deltas and goes out on its own
+    c.push("messages", [chunk("a", "", { usage_metadata: { total_tokens: 3 }, chunk_position: "last" }), meta]);
     c.push("values", { messages: [] });
-    expect(out.map((o) => o[0])).toEqual(["messages", "values"]);
+    expect(out.map((o) => o[0])).toEqual(["messages", "messages", "values"]);
     const merged = (out[0][1] as [Record<string, unknown>, unknown])[0];
     expect(merged).toMatchObject({
       id: "a",
       content: "Hello",
       additional_kwargs: { reasoning_content: "think" },
       tool_call_chunks: [{ index: 0, args: "{" }, { index: 0, args: "}" }],
-      usage_metadata: { total_tokens: 3 },
-      chunk_position: "last",
+      tool_calls: [{ name: "t", id: "c1" }],
+      usage_metadata: null,
     });
+    expect(merged.chunk_position ?? null).toBeNull();
+    expect((out[1][1] as [Record<string, unknown>])[0]).toMatchObject({ usage_metadata: { total_tokens: 3 }, chunk_position: "last" });
     expect((out[0][1] as unknown[])[1]).toBe(meta);
     c.push("messages", [chunk("b", "x"), meta]);
     c.push("messages", [chunk("c", "y"), meta]); // another message id: not merged
     await new Promise((r) => setImmediate(r));
-    expect(out.slice(2).map((o) => (o[1] as Array<{ id: string }>)[0].id)).toEqual(["b", "c"]);
+    expect(out.slice(3).map((o) => (o[1] as Array<{ id: string }>)[0].id)).toEqual(["b", "c"]);
   });
 
   it("does not hold deltas across ticks, and passes tool messages and block contents through", async () => {

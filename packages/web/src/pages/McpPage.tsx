@@ -51,12 +51,17 @@ export function McpPage({ onClose }: McpPageProps) {
   }, [loading, refresh]);
 
   const toggle = async (r: Row) => {
+    const enabled = !r.config.enabled;
     setBusy(r.name);
+    // Shown at once; the status that follows comes from the gateway (and a refused change is rolled back).
+    setRows((rs) => rs?.map((x) => (x.name === r.name ? { ...x, config: { ...x.config, enabled }, status: undefined } : x)));
     try {
-      await setMcpServerEnabled(r.name, !r.config.enabled);
-      await refresh(true);
+      await setMcpServerEnabled(r.name, enabled);
     } catch (err) {
       setError((err as Error).message);
+    }
+    try {
+      await refresh(true);
     } finally {
       setBusy(undefined);
     }

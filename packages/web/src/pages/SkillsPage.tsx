@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import { deleteSkill, fetchSkillContent, installSkillFile, listSkills, setSkillEnabled } from "../api/skills";
 import type { SkillInfo } from "../api/skills";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { useRemote } from "../components/use-remote";
 
 /** Props of {@link SkillsPage}. */
 export interface SkillsPageProps {
@@ -13,25 +14,11 @@ const CATEGORY_LABEL: Record<SkillInfo["category"], string> = { public: "Public"
 
 /** Skills: list with enable/disable, view SKILL.md, install a `.skill` package, delete custom skills. */
 export function SkillsPage({ onClose }: SkillsPageProps) {
-  const [skills, setSkills] = useState<SkillInfo[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { value: skills, error, setError, refresh } = useRemote(listSkills);
   const [notice, setNotice] = useState<string | undefined>();
   const [viewing, setViewing] = useState<{ name: string; content: string } | undefined>();
   const [busy, setBusy] = useState<string | undefined>();
   const picker = useRef<HTMLInputElement>(null);
-
-  const refresh = useCallback(async () => {
-    try {
-      setSkills(await listSkills());
-      setError(undefined);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  }, []);
-
-  useEffect(() => {
-    void refresh();
-  }, [refresh]);
 
   const act = async (key: string, fn: () => Promise<unknown>) => {
     setBusy(key);

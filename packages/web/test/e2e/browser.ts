@@ -26,6 +26,11 @@ export function buildWebDist(outDir: string): void {
   execSync(`npx vite build --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore" });
 }
 
+/** Build the test-only page harness (`page-harness/`, renders one page by `?page=`) into `outDir`. */
+export function buildPageHarness(outDir: string): void {
+  execSync(`npx vite build --config test/e2e/page-harness/vite.config.ts --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore" });
+}
+
 /** A headless browser with one 1280×800 page. */
 export async function launchPage(timeoutMs = 12_000): Promise<{ browser: Browser; page: Page }> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });

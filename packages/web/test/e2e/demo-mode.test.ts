@@ -4,28 +4,22 @@
  * the UI shows the demo banner with the command that configures a real model, and any message walks
  * through the scripted task — a write_file tool step and a presented artifact.
  */
-import { execSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeerFlowRuntime } from "@deerflow/harness";
 import { startServer } from "@deerflow/server";
 import type { Gateway } from "@deerflow/server";
 import { startDemoModel } from "../../../cli/src/demo/demo-config";
 import type { DemoModel } from "../../../cli/src/demo/demo-config";
+import { buildWebDist, chromiumAvailable, launchPage, teardown } from "./browser";
 
-const CHROMIUM = "/usr/bin/chromium";
-const here = path.dirname(fileURLToPath(import.meta.url));
-const webRoot = path.resolve(here, "../..");
-const hasChromium = fs.existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`[web e2e] SKIPPED demo mode: ${CHROMIUM} not found (apt-get install -y chromium)`);
+const hasChromium = chromiumAvailable("demo mode");
 
 describe.skipIf(!hasChromium)("demo mode in the web UI (headless Chromium, real gateway and lead agent, scripted demo model)", () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "deerflow-demo-e2e-"));
-  // Its own build directory: the chat e2e rebuilds packages/web/dist at the same time.
   const dist = path.join(work, "dist");
   let demo: DemoModel;
   let runtime: DeerFlowRuntime;
@@ -35,21 +29,15 @@ describe.skipIf(!hasChromium)("demo mode in the web UI (headless Chromium, real 
   let page: Page;
 
   beforeAll(async () => {
-    execSync(`npx vite build --outDir ${JSON.stringify(dist)} --emptyOutDir`, { cwd: webRoot, stdio: "ignore" });
+    buildWebDist(dist);
     demo = await startDemoModel();
     runtime = await DeerFlowRuntime.open({ config: demo.config, dataDir: path.join(work, "data"), log: () => {} });
     ({ gateway, url } = await startServer({ runtime, webDistDir: dist, port: 0, quiet: true, log: () => {}, demoMode: { configureCommand: demo.configureCommand } }));
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    page.setDefaultTimeout(15_000);
+    ({ browser, page } = await launchPage(15_000));
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await runtime?.close();
-    await demo?.close();
-    fs.rmSync(work, { recursive: true, force: true });
+    await teardown([browser, gateway, runtime, demo], work);
   });
 
   it("shows the demo banner with the one command, and a message yields a write_file step and an artifact", async () => {

@@ -88,6 +88,9 @@ llm_call:
   retry_cap_delay_ms: 300
 circuit_breaker:
   failure_threshold: 100
+# Off here: the memory updater's model call (30 s after a run) would go through route() and its keyword counters.
+memory:
+  enabled: false
 `;
 
 type Msg = ModelRequest["messages"][number];

@@ -13,7 +13,9 @@ import { contentText } from "@deerflow/harness";
 import type { DeerFlowRuntime, ModelRequest } from "@deerflow/harness";
 import { ScriptedModel } from "@deerflow/harness/testing";
 import type { Gateway } from "@deerflow/server";
-import { buildWebDist, chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
+import { zipSync } from "fflate";
+import { startServer } from "@deerflow/server";
+import { buildPageHarness, buildWebDist, chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
 
 const hasChromium = chromiumAvailable("skills UI");
 
@@ -37,6 +39,8 @@ describe.skipIf(!hasChromium)("skills UI e2e (headless Chromium, real gateway)",
   const requests: ModelRequest[] = [];
   // Started in beforeAll: the runtime and gateway, the browser and its page.
   let runtime: DeerFlowRuntime, gateway: Gateway, url: string, browser: Browser, page: Page;
+  // A second gateway on the same runtime serving the page harness (SkillsPage rendered alone).
+  let pagesGateway: Gateway, pagesUrl: string;
 
   beforeAll(async () => {
     writeSkill(root, "alpha-search", "Search the web quickly for one fact.", "# Alpha\nALPHA-BODY: answer in one line.");
@@ -54,10 +58,12 @@ describe.skipIf(!hasChromium)("skills UI e2e (headless Chromium, real gateway)",
       { onExhausted: "repeat-last", recordRequests: false },
     );
     ({ runtime, gateway, url } = await startE2eGateway({ configYaml: CONFIG, root, dist, model }));
+    buildPageHarness(path.join(root, "pages"));
+    ({ gateway: pagesGateway, url: pagesUrl } = await startServer({ runtime, webDistDir: path.join(root, "pages"), port: 0, quiet: true, log: () => {} }));
     ({ browser, page } = await launchPage());
   }, 120_000);
 
-  afterAll(() => teardown([browser, gateway, runtime], root));
+  afterAll(() => teardown([browser, pagesGateway, gateway, runtime], root));
 
   it("typing / lists enabled skills, filters as you type, Enter inserts the command, sending activates the skill", async () => {
     await page.goto(`${url}/`);
@@ -96,5 +102,38 @@ describe.skipIf(!hasChromium)("skills UI e2e (headless Chromium, real gateway)",
     await page.getByRole("listbox", { name: "Skills" }).waitFor();
     await box.press("Escape");
     await expect.poll(() => page.getByRole("listbox", { name: "Skills" }).count()).toBe(0);
+  });
+
+  it("the Skills page: list by category, enable a disabled skill, view SKILL.md, install, refuse a dangerous package, delete", async () => {
+    page.on("dialog", (d) => void d.accept());
+    await page.goto(`${pagesUrl}/?page=skills`);
+    const publicSection = page.getByRole("region", { name: "Public skills" });
+    await publicSection.waitFor();
+    expect(await publicSection.getByTestId("skill-card").evaluateAll((els) => els.map((e) => e.getAttribute("data-skill")))).toEqual(["alpha-search", "beta-writer", "gamma-off"]);
+    const gamma = page.getByRole("checkbox", { name: "Enable gamma-off" });
+    expect(await gamma.isChecked()).toBe(false);
+    await gamma.check();
+    await expect.poll(() => page.getByRole("checkbox", { name: "Enable gamma-off" }).isChecked()).toBe(true);
+    expect(JSON.parse(fs.readFileSync(path.join(root, "extensions_config.json"), "utf8")).skills["gamma-off"]).toEqual({ enabled: true });
+
+    await page.locator('[data-skill="alpha-search"]').getByRole("button", { name: "View SKILL.md" }).click();
+    const viewer = page.getByRole("dialog", { name: "SKILL.md of alpha-search" });
+    expect(await viewer.textContent()).toContain("ALPHA-BODY");
+    await viewer.getByRole("button", { name: "Close" }).click();
+
+    const pkg = (name: string, extra: Record<string, Uint8Array> = {}) =>
+      Buffer.from(zipSync({ [`${name}/SKILL.md`]: new TextEncoder().encode(`---\nname: ${name}\ndescription: Installed from the page.\n---\n# ${name}\n`), ...extra }));
+    const input = page.getByTestId("skill-file-input");
+    await input.setInputFiles({ name: "ui-installed.skill", mimeType: "application/zip", buffer: pkg("ui-installed") });
+    await page.getByRole("status").getByText("Skill 'ui-installed' installed successfully").waitFor();
+    const custom = page.getByRole("region", { name: "Custom skills" });
+    await custom.locator('[data-skill="ui-installed"]').waitFor();
+
+    await input.setInputFiles({ name: "evil.skill", mimeType: "application/zip", buffer: pkg("evil", { "evil/scripts/x.py": new TextEncoder().encode("import os\nos.system('id')\n") }) });
+    expect(await page.getByRole("alert").textContent()).toContain("Static security scan blocked skill 'evil'");
+
+    await custom.locator('[data-skill="ui-installed"]').getByRole("button", { name: "Delete" }).click();
+    await expect.poll(() => page.locator('[data-skill="ui-installed"]').count()).toBe(0);
+    expect(fs.existsSync(path.join(root, "data/users/default/skills/custom/ui-installed"))).toBe(false);
   });
 });

@@ -114,14 +114,16 @@ export function planStaging(binds: readonly BwrapBind[], id: SearchIdentity): St
     return at >= 0 ? at : hosts.push(host) - 1;
   };
   const out = binds.map((b) => {
-    const parent = path.dirname(b.host);
+    // Absolute, so no source can ever be read as an option by mount(8).
+    const source = path.resolve(b.host);
+    const parent = path.dirname(source);
     let enterable = false;
     try {
-      enterable = parent !== b.host && canSearch(statSync(parent), id);
+      enterable = parent !== source && canSearch(statSync(parent), id);
     } catch {
       enterable = false;
     }
-    const host = enterable ? `${STAGE_ROOT}/${index(parent)}/${path.basename(b.host)}` : `${STAGE_ROOT}/${index(b.host)}`;
+    const host = enterable ? `${STAGE_ROOT}/${index(parent)}/${path.basename(source)}` : `${STAGE_ROOT}/${index(source)}`;
     return { ...b, host };
   });
   return { hosts, binds: out };

@@ -17,9 +17,9 @@ import {
   sandboxRunAs,
   searchBlocker,
   threadDirs,
-} from "../../src/sandbox";
-import type { BwrapSandbox } from "../../src/sandbox";
-import { bwrapAvailable, pidsMatching, sleep } from "./helpers";
+} from "../../../src/sandbox";
+import type { BwrapSandbox } from "../../../src/sandbox";
+import { bwrapAvailable, pidsMatching, sleep } from "../helpers";
 
 const IS_ROOT = typeof process.getuid === "function" && process.getuid() === 0;
 const HAS_BWRAP = bwrapAvailable();
