@@ -89,15 +89,18 @@ async function latencySection() {
     rounds.push(times);
   }
   const best = rounds.reduce((a, b) => (percentile(b, 99) < percentile(a, 99) ? b : a));
+  // Per question, the fastest of its 3 timings: what the code costs when the scheduler does not interfere.
+  const intrinsic = questions.map((_, i) => Math.min(...rounds.map((r) => r[i])));
   const through = [] as number[];
   for (const q of questions.slice(0, 200)) {
     const t0 = nowMs();
     await svc.provider(scope.userId, null, { query: q.text, threadId: "t", runId: "r" });
     through.push(nowMs() - t0);
   }
-  const res = { p50: percentile(best, 50), p99: percentile(best, 99), cpu_p99: percentile(cpu, 99), provider_p99: percentile(through, 99) };
+  const res = { p50: percentile(best, 50), p99: percentile(best, 99), cpu_p99: percentile(cpu, 99), min3_p99: percentile(intrinsic, 99), provider_p99: percentile(through, 99) };
   report("recall p50 / p99 (wall, best of 3 rounds)", `${round(res.p50)} ms / ${round(res.p99)} ms   target p99 ≤ 5 ms`);
   report("recall p99 (process CPU time)", `${round(res.cpu_p99)} ms`);
+  report("recall p99 (fastest of 3 per question)", `${round(res.min3_p99)} ms`);
   report("provider (DynamicContext slot) p99", `${round(res.provider_p99)} ms`);
   await svc.close();
   return res;
@@ -144,6 +147,7 @@ async function main() {
     injection_p50_ms_10k: round(l.p50),
     injection_p99_ms_10k: round(l.p99),
     injection_cpu_p99_ms_10k: round(l.cpu_p99),
+    injection_min3_p99_ms_10k: round(l.min3_p99),
     provider_p99_ms_10k: round(l.provider_p99),
     enqueue_us_per_run: round(q.enqueueUs, 1),
     updater_ms_per_update: round(q.perUpdateMs, 2),

@@ -46,6 +46,19 @@ describe("groupMessages", () => {
     expect(after.parts[0].step?.status).toBe("incomplete");
   });
 
+  it("says what long-term memory injected for a user message (from the hidden memory message's report)", () => {
+    const items = groupMessages({
+      timings: {},
+      messages: [
+        { type: "human", id: "u1__memory", content: "<memory>…</memory>", additional_kwargs: { hide_from_ui: true, memory_recall: { facts: [{ content: "Prefers metric units", relevant: true }] } } },
+        { type: "human", id: "u1", content: "How far is it?" },
+        { type: "ai", id: "a1", content: "About 5 km." },
+      ],
+    } as never);
+    expect(items[0]).toMatchObject({ kind: "human", id: "u1", remembered: ["Prefers metric units"] });
+    expect(items).toHaveLength(2);
+  });
+
   it("hides hide_from_ui messages, hidden names and system messages", () => {
     const items = groupMessages(
       view([

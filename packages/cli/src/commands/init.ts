@@ -32,6 +32,8 @@ Options:
   --dir DIR          where to write config.yaml and .env (default: the working directory)
   --yes              accept defaults for every unanswered question (never overwrites; see --force)
   --force            overwrite existing config.yaml / .env without asking
+  --agents-api on|off  serve the custom-agents API (/api/agents: create and edit agent
+                     souls over HTTP; for a local setup only, default off)
 ${COMMON_HELP}`;
 
 interface ProviderPreset {
@@ -70,6 +72,8 @@ export interface InitAnswers {
   baseUrl?: string;
   model: string;
   sandbox: string;
+  /** Serve the custom-agents API (`agents_api.enabled`). */
+  agentsApi?: boolean;
 }
 
 function yamlString(s: string): string {
@@ -120,6 +124,9 @@ export function renderConfig(a: InitAnswers): string {
   if (a.sandbox === "local") {
     lines.push("  # The local sandbox does not isolate commands, so bash stays off. Use bwrap to get it.", "  allow_host_bash: false");
   }
+  if (a.agentsApi) {
+    lines.push("", "# The custom-agents API rewrites agent souls over HTTP: keep it for a local, single-user setup.", "agents_api:", "  enabled: true");
+  }
   lines.push("");
   return lines.join("\n");
 }
@@ -167,6 +174,7 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
     dir: { type: "string" },
     yes: { type: "boolean", short: "y" },
     force: { type: "boolean" },
+    "agents-api": { type: "string" },
   });
   if (values.help) {
     term.line(INIT_HELP);
@@ -206,7 +214,9 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
     const probe = probeInitSandbox(dataDir);
     const sandbox = await ask("Sandbox (local | bwrap)", probe.ok ? "bwrap" : "local", values.sandbox);
     if (!SANDBOXES[sandbox]) throw new UsageError(`unknown sandbox mode '${sandbox}'; choose local or bwrap`, "init");
-    const answers: InitAnswers = { provider, apiKey, baseUrl: baseUrl || undefined, model, sandbox };
+    const agentsRaw = (await ask("Enable the custom-agents API (create and edit agents from the UI; local use only) (on | off)", "off", values["agents-api"])).toLowerCase();
+    if (!["on", "off", "yes", "no", "true", "false"].includes(agentsRaw)) throw new UsageError(`--agents-api must be on or off, got '${agentsRaw}'`, "init");
+    const answers: InitAnswers = { provider, apiKey, baseUrl: baseUrl || undefined, model, sandbox, agentsApi: ["on", "yes", "true"].includes(agentsRaw) };
 
     mkdirSync(path.dirname(configFile), { recursive: true });
     let wroteConfig = false;

@@ -96,8 +96,8 @@ export interface LeadMiddlewareInputs {
 
 /**
  * DeerFlow's lead middleware chain, in the exact order of inventory §3.
- * Slots that later issues fill (Memory, ToolProgress) are absent, not
- * stubbed; SubagentLimit joins when `subagentLimit` is given (a lead with `subagent_enabled`); McpRouting and DeferredToolFilter join when MCP tools are deferred (`tool_search.enabled`).
+ * Slots that later issues fill (ToolProgress) are absent, not stubbed;
+ * Memory joins when a memory sink is given (the runtime's memory service); SubagentLimit joins when `subagentLimit` is given (a lead with `subagent_enabled`); McpRouting and DeferredToolFilter join when MCP tools are deferred (`tool_search.enabled`).
  */
 export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[] {
   const c = i.config;

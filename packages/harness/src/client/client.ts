@@ -8,7 +8,7 @@ import type { RunSettings } from "../deerflow-runtime";
 import { ConfigError, DeerFlowError } from "../errors";
 import { humanMessage } from "../messages";
 import type { Message } from "../messages";
-import { emptyUsage } from "../persistence";
+import { emptyUsage, redactSecretKeys } from "../persistence";
 import type { PersistenceStores, RunRecordStatus } from "../persistence";
 import { assertThreadId, isAbortError } from "../runtime";
 import type { Agent, RunResult } from "../runtime";
@@ -214,7 +214,8 @@ export class DeerFlowClient {
         assistantId: settings.agentName ?? "lead_agent",
         status: "running",
         metadata: {},
-        kwargs: toJsonSafe({ input: { messages: [input] }, config: { configurable: context }, context: options.context ?? {} }) as Record<string, unknown>,
+        // Stored like the gateway stores it: secret-looking keys (`secrets`, `api_key`, …) masked.
+        kwargs: redactSecretKeys(toJsonSafe({ input: { messages: [input] }, config: { configurable: context }, context: options.context ?? {} })) as Record<string, unknown>,
         multitaskStrategy: "reject",
         createdAt: startedAt,
         updatedAt: startedAt,

@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError as SdkMcpError } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../errors";
+import { envReferenceName } from "../config";
 import type { McpServerConfig } from "../config";
 import { McpError } from "./errors";
 import { oauthFetch } from "./oauth";
@@ -49,8 +50,8 @@ export function transportKind(server: McpServerConfig): "stdio" | "sse" | "http"
 export function resolveEnvRefs(values: Record<string, string>, env: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(values)) {
-    const m = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(v);
-    out[k] = m ? (env[m[1] ?? m[2]] ?? "") : v;
+    const name = envReferenceName(v);
+    out[k] = name ? (env[name] ?? "") : v;
   }
   return out;
 }

@@ -303,7 +303,12 @@ export class McpPool {
     if (s.shared) this.track(s.shared.close());
     s.shared = null;
     if (withdrawn) this.options.onToolsChanged?.();
-    if (gen.closed || this.closed) return;
+    // An invalid entry cannot start until the config changes (which reloads everything): no retry.
+    const invalid = err instanceof McpError && err.code === "mcp_config_invalid";
+    if (gen.closed || this.closed || invalid) {
+      s.nextRetryAt = null;
+      return;
+    }
     const initial = this.options.retryInitialMs ?? 1000;
     const delay = Math.min(initial * 2 ** (s.failures - 1), this.options.retryMaxMs ?? 60_000);
     s.nextRetryAt = this.now() + delay;

@@ -174,7 +174,7 @@ export class MemoryIndex {
    * managers) barely discriminate but make FTS5 score every fact that has
    * them, so candidates come from the rarer words and the common ones only
    * add their IDF to candidates that contain them. With only common words,
-   * all of them are searched.
+   * facts containing all of them are searched first, then any of them.
    */
   searchFacts(scope: string, text: string, limit = 200): ScoredId[] {
     const table = this.factTable(scope, false);
@@ -187,8 +187,12 @@ export class MemoryIndex {
     if (!present.length) return [];
     const rare = present.filter((x) => x.df <= cap);
     const common = rare.length ? present.filter((x) => x.df > cap) : [];
-    const query = (rare.length ? rare : present).map((x) => phrase(x.w)).join(" OR ");
-    const rows = table.search.all(query, limit) as Array<{ fact_id: string; content: string; s: number }>;
+    let rows: Array<{ fact_id: string; content: string; s: number }> = [];
+    if (!rare.length && present.length > 1) {
+      // Only common words: facts having all of them first (an intersection, cheap), the union only if none does.
+      rows = table.search.all(present.map((x) => phrase(x.w)).join(" AND "), limit) as typeof rows;
+    }
+    if (!rows.length) rows = table.search.all((rare.length ? rare : present).map((x) => phrase(x.w)).join(" OR "), limit) as typeof rows;
     return rows.map((r) => {
       let score = -r.s;
       if (common.length) {

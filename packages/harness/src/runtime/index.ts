@@ -4,6 +4,8 @@ export { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
 export { composeModelCall, composeToolCall, hookOrder } from "./middleware-chain";
 export { pendingToolCalls } from "./run-loop";
 export { errorToolMessage, normaliseToolResult } from "./tool-step";
+export { INHERITED_CONTEXT_KEYS, runChild } from "./child-run";
+export type { ChildLeaseProvider, ChildRunOptions, RunChildFn } from "./child-run";
 export { AGENT_CALLER, callerTokens, createRunOutcomeRecorder, emptyRunOutcome } from "./outcome";
 export type { CallerUsage, RunOutcome, RunOutcomeError, RunOutcomeRecorder, UsageTotals } from "./outcome";
 export type {

@@ -6,6 +6,7 @@ import type { AgentState } from "../state";
 import { toolMessage } from "../messages";
 import type { ToolCall, ToolMessage } from "../messages";
 import { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
+import { runChild } from "./child-run";
 import type { RunOutcomeRecorder } from "./outcome";
 import type { ToolCallHandler, ToolCallRequest, ToolCallResult } from "./types";
 
@@ -87,6 +88,7 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
       writer: deps.writer,
       emit: deps.emit,
       namespace: deps.namespace,
+      runChild: (agent, input, options) => runChild(runtime, agent, input, options),
       interrupt<T>(value: unknown): T {
         if (deps.resumeValues.has(call.id)) {
           const v = deps.resumeValues.get(call.id);

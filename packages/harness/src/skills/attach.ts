@@ -12,9 +12,11 @@ export interface SkillsHost {
   invalidateAgents(): void;
 }
 
+/** The files behind the config in use; undefined when the config was given as an object (no file of ours). */
 function loadedPaths(host: SkillsHost): { path: string; extensionsPath: string | null } | undefined {
   try {
-    return host.configManager?.getLoaded();
+    const loaded = host.configManager?.getLoaded();
+    return loaded && loaded.config === host.config() ? loaded : undefined;
   } catch {
     return undefined;
   }

@@ -30,8 +30,7 @@ export {
 } from "./status-contract";
 export type { StructuredSubagentResult, SubagentResultFields, SubagentStatusValue, SubagentStopReasonValue, SubagentTokenUsage } from "./status-contract";
 export { DEFAULT_MAX_RUNNING_SUBAGENTS, MIN_MAX_RUNNING_SUBAGENTS, SubagentAdmission, sharedSubagentAdmission } from "./admission";
-export { bindRunChild, INHERITED_CONTEXT_KEYS, runChild } from "./run-child";
-export type { ChildRunOptions, RunChildFn } from "./run-child";
+export { bindRunChild } from "./run-child";
 export { CHILD_STOP_GRACE_MS, SubagentExecutor, SUBAGENT_CANCELLED_ERROR } from "./executor";
 export type { ExecuteSubagentOptions, SubagentExecutorOptions } from "./executor";
 export { PARENT_CONTEXT_SNAPSHOT_NAME, parentContextSnapshotMessage, renderParentContextSnapshot, SNAPSHOT_AUTHORITY_NOTE } from "./context-snapshot";

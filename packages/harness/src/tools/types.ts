@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { ContentBlock, ToolMessage } from "../messages";
 import type { AgentState, Command } from "../state";
 import type { JsonSchema } from "../models/types";
+import type { RunChildFn } from "../runtime/child-run";
 import type { RunOutcomeRecorder } from "../runtime/outcome";
 
 /**
@@ -45,6 +46,13 @@ export interface ToolRuntime<S extends AgentState = AgentState> {
   emit(event: NestedStreamEvent): void;
   /** This run's stream namespace (empty for a root run); nested runs extend it. */
   readonly namespace: string[];
+  /**
+   * Run another agent as a child of this tool call: ephemeral (no
+   * checkpoints) on this thread, namespaced `task:<taskId>`, cancelled with
+   * this call, inheriting identity, optionally holding a sandbox lease, its
+   * events forwarded into this run's stream. Sub-agents use it.
+   */
+  runChild: RunChildFn;
   /**
    * Pause the run waiting for a human. Returns the resume value when the run
    * is resumed with `Command({resume})`; otherwise ends the run as interrupted.

@@ -112,7 +112,7 @@ describe("DeerFlowClient on a runtime", () => {
     const csv = path.join(dir, "sales.csv");
     writeFileSync(csv, "region,amount\nnorth,10\n");
     const client = new DeerFlowClient(runtime);
-    const answer = await client.chat("Summarise the sales", { threadId: "t-up", files: [csv] });
+    const answer = await client.chat("Summarise the sales", { threadId: "t-up", files: [csv], context: { secrets: { API_TOKEN: "s3cret" } } });
     expect(answer).toBe("I see the file.");
     const first = model.requests[0].messages.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
     expect(first).toContain("<current_uploads>");
@@ -123,6 +123,8 @@ describe("DeerFlowClient on a runtime", () => {
     const runs = await runtime.stores.runs.listByThread("t-up");
     expect(runs[0].usage.totalTokens).toBeGreaterThan(0);
     expect(runs[0].usage.totalTokens).toBe(runs[0].usage.leadAgentTokens);
+    // request secrets never reach the stored run record
+    expect(JSON.stringify(runs[0].kwargs)).not.toContain("s3cret");
     await client.close();
   });
 });

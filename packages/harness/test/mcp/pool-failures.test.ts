@@ -14,6 +14,8 @@ describe("one failing MCP server never blocks the others or the run", () => {
         missing: { type: "stdio", command: path.join(FIXTURES, "no-such-binary"), args: [] },
         broken: nodeServer(CRASHING, ["--exit-at-start"]),
         hung: nodeServer(HANGING, [], { session_init_timeout: 1 }),
+        weird: { type: "websocket", url: "ws://127.0.0.1:9" },
+        nocmd: { type: "stdio" },
       },
       { retryInitialMs: 60_000 },
     );
@@ -31,6 +33,9 @@ describe("one failing MCP server never blocks the others or the run", () => {
       expect(st.broken.last_error).toMatch(/failed to start.*refusing to start/s);
       expect(st.hung.last_error).toMatch(/did not initialise within 1s/);
       expect(st.hung.next_retry_at).not.toBeNull();
+      // invalid entries are reported but not retried: only a config change can fix them
+      expect(st.weird).toMatchObject({ state: "failed", last_error: "MCP server 'weird' has unsupported transport type: websocket", next_retry_at: null });
+      expect(st.nocmd).toMatchObject({ state: "failed", last_error: "MCP server 'nocmd' with stdio transport requires 'command'", next_retry_at: null });
       // the run goes on: a second build neither waits nor reports again
       const t1 = Date.now();
       expect((await h.pool.getTools()).length).toBe(2);

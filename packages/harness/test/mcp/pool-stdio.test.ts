@@ -10,17 +10,21 @@ describe("McpPool over stdio with real servers", () => {
   let tools: ToolDefinition[];
 
   beforeAll(async () => {
+    process.env.MCP_STDIO_TEST_VAR = "resolved-from-env";
     h = makePool({
       everything: nodeServer(EVERYTHING, ["stdio"]),
       // Rooted in "." = the cwd, which the pool pins to the thread workspace.
       fs: nodeServer(FILESYSTEM, ["."]),
       rich: nodeServer(path.join(FIXTURES, "rich-server.mjs")),
-      plain: nodeServer(path.join(FIXTURES, "rich-server.mjs"), [], { tool_name_prefix: false }),
+      plain: nodeServer(path.join(FIXTURES, "rich-server.mjs"), [], { tool_name_prefix: false, env: { MCP_ECHO_ENV: "$MCP_STDIO_TEST_VAR" } }),
       off: { ...nodeServer(path.join(FIXTURES, "rich-server.mjs")), enabled: false },
     });
     tools = await h.pool.getTools();
   });
-  afterAll(() => h.cleanup());
+  afterAll(async () => {
+    delete process.env.MCP_STDIO_TEST_VAR;
+    await h.cleanup();
+  });
 
   it("exposes every tool as {server}_{tool}, unprefixed when tool_name_prefix is false, none of a disabled server", () => {
     const names = tools.map((t) => t.name);
@@ -38,6 +42,11 @@ describe("McpPool over stdio with real servers", () => {
     expect(st.find((s) => s.name === "off")).toMatchObject({ state: "disabled", connected: false, tools: [] });
     const everythingTool = tools.find((t) => t.name === "everything_echo");
     expect(everythingTool?.metadata).toMatchObject({ mcp: true, mcp_server: "everything", mcp_tool: "echo", group: "mcp" });
+  });
+
+  it("resolves $VAR in a stdio server's env", async () => {
+    const r = await call(tools, "where", {});
+    expect((JSON.parse(r.content as string) as { echo_env: string }).echo_env).toBe("resolved-from-env");
   });
 
   it("calls tools over a pooled session and returns text", async () => {

@@ -155,6 +155,30 @@ describe("memory updater (scripted model)", () => {
     }
   });
 
+  it("the prompt carries a staleness review (aged, unprotected facts) and, when enabled, consolidation groups; extensions are capped", async () => {
+    const h = scriptedService([() => updaterJson()], { memory: { backend_config: { debounce_seconds: 0.01, consolidation_enabled: true, consolidation_min_facts: 3 } } });
+    try {
+      const old = new Date(Date.now() - 200 * 86_400_000).toISOString();
+      const facts = ["a", "b", "c", "d"].map((x, i) => ({ id: `fact_0000000${i}`, content: `User likes hobby ${x}`, category: "preference", confidence: 0.8, createdAt: old }));
+      facts.push({ id: "fact_00000009", content: "Never use tabs", category: "correction", confidence: 0.99, createdAt: old });
+      h.service.importMemory({ userId: "u", agentName: null }, { facts });
+      h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("Tell me a joke about hobbies") });
+      await h.service.flush();
+      const prompt = String(h.model.requests[0].messages[1].content);
+      const stale = prompt.split("<stale_facts>")[1].split("</stale_facts>")[0];
+      expect(stale).toContain("[fact_00000000 | preference | 0.80 |");
+      expect(stale).toContain("valid:90d");
+      expect(stale).not.toContain("Never use tabs");
+      expect(prompt).toContain('<consolidation_candidates category="preference" count="4">');
+      const doc = h.service.getMemory({ userId: "u", agentName: null });
+      const update = parseMemoryUpdate(updaterJson({ staleFactsToExtend: [{ id: "fact_00000000", extend_by_days: 99999, reason: "still true" }] }));
+      const res = applyMemoryUpdate(doc, update, { cfg, threadId: "t", signals: new Set() });
+      expect(res.doc.facts.find((f) => f.id === "fact_00000000")?.expected_valid_days).toBe(3650);
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it("upload mentions never reach memory", async () => {
     const h = scriptedService([updaterJson({ user: { workContext: { summary: "Analyst. The user uploaded a CSV file for review. Works on sales.", shouldUpdate: true, scope: "user", authority: "descriptive" } }, newFacts: [proposedFact("User uploaded files to /mnt/user-data/uploads/a.csv"), proposedFact("User works with CSV files")] })]);
     try {

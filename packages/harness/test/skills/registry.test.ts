@@ -126,3 +126,28 @@ describe("skills path resolution", () => {
     expect([r.skillsPath, r.containerPath, r.dataDir]).toEqual(["/p/sk", "/opt/skills", "/d"]);
   });
 });
+
+const FIX_SKILLS = path.resolve(__dirname, "../../../../../shared/fixtures/deerflow/skills");
+describe.skipIf(!fs.existsSync(path.join(FIX_SKILLS, "public")))("DeerFlow's public skills through the registry (read in place)", () => {
+  function tree(dir: string, rel = ""): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) Object.assign(out, tree(dir, r));
+      else if (e.isFile()) out[r] = fs.readFileSync(path.join(dir, r)).toString("base64");
+    }
+    return out;
+  }
+
+  it("all list as enabled public skills and mount byte-identical into the view", async () => {
+    const dataDir = path.join(root, "fixture-data");
+    const registry = new SkillRegistry({ skillsPath: FIX_SKILLS, dataDir, extensionsPath: null, projectRoot: root });
+    const list = await registry.list("default");
+    const dirs = fs.readdirSync(path.join(FIX_SKILLS, "public")).filter((d) => fs.existsSync(path.join(FIX_SKILLS, "public", d, "SKILL.md")));
+    expect(list.filter((s) => s.category === "public" && s.enabled)).toHaveLength(dirs.length);
+    const view = await registry.ensureView("default");
+    for (const d of dirs) expect(tree(path.join(view, "public", d)), d).toEqual(tree(path.join(FIX_SKILLS, "public", d)));
+    const prompt = await registry.promptSkills("default");
+    expect(prompt.skills.map((s) => s.location)).toContain("/mnt/skills/public/vercel-deploy-claimable/SKILL.md");
+  });
+});

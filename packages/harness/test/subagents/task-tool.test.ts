@@ -17,15 +17,12 @@ describe("task tool: delegation end to end", () => {
       lead: [delegate({ id: "t1", prompt: "alpha" }, { id: "t2", prompt: "beta" }, { id: "t3", prompt: "gamma" }), "combined"],
       child: probe,
     });
-    const t0 = Date.now();
     const stream = agent.stream({ messages: [humanMessage("go")] }, { threadId: "par-1" });
     const events = await collect(stream);
     const res = await stream.result;
-    const elapsed = Date.now() - t0;
     expect(res.status).toBe("success");
     expect(probe.calls).toBe(3);
-    expect(probe.peak).toBe(3); // all three model calls overlapped
-    expect(elapsed).toBeLessThan(340); // 3 × 120 ms sequential would be ≥ 360 ms
+    expect(probe.peak).toBe(3); // all three model calls were in flight at the same time (wall time is no measure on a loaded machine)
     const tms = toolMessages(res.state.messages) as ToolMessage[];
     expect(tms.map((m) => contentText(m.content))).toEqual(["Task Succeeded. Result: report for alpha", "Task Succeeded. Result: report for beta", "Task Succeeded. Result: report for gamma"]);
     const k = tms[0].additional_kwargs;

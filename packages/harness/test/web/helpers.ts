@@ -13,6 +13,7 @@ export function toolRuntime(signal: AbortSignal = new AbortController().signal):
     writer: () => undefined,
     emit: () => undefined,
     namespace: [],
+    runChild: () => Promise.reject(new Error("runChild not expected")),
     interrupt: () => {
       throw new Error("interrupt not expected");
     },

@@ -35,7 +35,6 @@ export function registerAppInfoRoutes(app: Hono, ctx: GatewayContext): void {
       demo_mode: ctx.options.demoMode ? { enabled: true, configure_command: ctx.options.demoMode.configureCommand } : { enabled: false },
     }),
   );
-  app.get("/skills", (c) => c.json({ skills: [] }));
   app.get("/channels/providers", (c) => c.json({ providers: [] }));
   app.get("/channels/connections", (c) => c.json({ connections: [] }));
   app.get("/channels", (c) => c.json({ service_running: false, channels: {} }));

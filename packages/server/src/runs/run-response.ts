@@ -1,4 +1,4 @@
-import { wireTimestamp } from "@deerflow/harness";
+import { redactSecretKeys, wireTimestamp } from "@deerflow/harness";
 import type { RunRecord } from "@deerflow/harness";
 
 /** The wire `RunResponse` of the contract (§2.3). */
@@ -26,15 +26,5 @@ export function runResponse(r: RunRecord): Record<string, unknown> {
   };
 }
 
-const SECRET_KEY = /(api[_-]?key|token|secret|password|authorization|cookie|credential)/i;
-
-/** Deep-copy a value with secret-looking keys replaced by `***`. */
-export function redactSecrets(value: unknown, depth = 0): unknown {
-  if (depth > 8 || value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = SECRET_KEY.test(k) && k !== "token_usage" ? "***" : redactSecrets(v, depth + 1);
-  }
-  return out;
-}
+/** Deep-copy a value with secret-looking keys replaced by `***` (the harness's rule, shared with the embedded client). */
+export const redactSecrets = redactSecretKeys;

@@ -2,6 +2,8 @@ import { Icon } from "../components/Icon";
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { createApiClient } from "../api/client";
 import { createBranch } from "../api/conversation";
+import { AgentsPage } from "../pages/AgentsPage";
+import { PAGES } from "../pages";
 import { fetchModels, type ModelInfo } from "../api/rest";
 import { ArtifactsPanel } from "../components/ArtifactsPanel";
 import { BranchBar } from "../components/BranchBar";
@@ -105,6 +107,15 @@ export function App() {
   const running = view.phase === "starting" || view.phase === "streaming";
   const items = useMemo(() => groupMessages(view, running), [view, running]);
 
+  // `#/agents`, `#/skills`, `#/mcp`, `#/memory` show a page in place of the conversation.
+  const [hash, setHash] = useState(() => location.hash);
+  const page = PAGES.find((p) => p.hash === hash);
+  useEffect(() => {
+    const onHash = () => setHash(location.hash);
+    addEventListener("hashchange", onHash);
+    return () => removeEventListener("hashchange", onHash);
+  }, []);
+
   // Thread metadata: the branch parent (for the branch bar) and the custom agent a thread chats with.
   const [threadMeta, setThreadMeta] = useState<Record<string, unknown>>({});
   useEffect(() => {
@@ -185,6 +196,20 @@ export function App() {
         onDelete={onDelete}
         onRetry={refreshThreads}
       />
+      {page ? (
+        <page.component onClose={() => (location.hash = "")} />
+      ) : hash === "#/agents" ? (
+        <AgentsPage
+          models={models}
+          onClose={() => (location.hash = "")}
+          onChat={(name) => {
+            location.hash = "";
+            setUrlThread(undefined);
+            open(undefined);
+            setSettings((st) => ({ ...st, agentName: name }));
+          }}
+        />
+      ) : (
       <main className="chat">
         <header className="topbar">
           <button type="button" className="icon menu" aria-label="Toggle conversation list" onClick={() => setSidebarOpen((o) => !o)}>
@@ -194,6 +219,14 @@ export function App() {
           <button type="button" className="icon" aria-label={`Files (${view.artifacts.length})`} onClick={() => setPanelOpen((o) => !o)} disabled={!view.artifacts.length}>
             <Icon name="files" /> {view.artifacts.length || ""}
           </button>
+          <button type="button" className="icon" aria-label="Agents" onClick={() => (location.hash = "#/agents")}>
+            Agents
+          </button>
+          {PAGES.map((p) => (
+            <button key={p.hash} type="button" className="icon" aria-label={p.label} onClick={() => (location.hash = p.hash)}>
+              {p.label}
+            </button>
+          ))}
           <button type="button" className="icon" aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"} onClick={toggleTheme}>
             <Icon name={theme === "dark" ? "sun" : "moon"} />
           </button>
@@ -259,6 +292,7 @@ export function App() {
         />
         {dragging && <div className="drop-overlay">Drop files to attach</div>}
       </main>
+      )}
       {panelOpen && view.threadId && view.artifacts.length > 0 && (
         <ArtifactsPanel threadId={view.threadId} artifacts={view.artifacts} selected={selected} onSelect={setSelected} onClose={() => setPanelOpen(false)} />
       )}

@@ -6,6 +6,7 @@ import { Markdown } from "./Markdown";
 import { ToolStepView } from "./ToolStepView";
 import { SubagentCard } from "./SubagentCard";
 import { Sources } from "./Sources";
+import { RememberedNote } from "../pages/MemoryPage";
 import { collectSources } from "../markdown/citations";
 
 /** The conversation: human bubbles, assistant turns (reasoning, text, tool steps) and clarification cards. */
@@ -62,6 +63,7 @@ export function MessageList(props: {
               ) : (
                 <div className="bubble">{item.text}</div>
               )}
+              {item.remembered && <RememberedNote facts={item.remembered.map((content) => ({ content }))} />}
               {onEdit && !streaming && i === lastHuman && lastAssistant > i && !item.id.startsWith("local-") && editing?.id !== item.id && (
                 <div className="msg-actions">
                   <button type="button" className="msg-action" aria-label="Edit message" onClick={() => setEditing({ id: item.id, text: item.text })}>

@@ -84,7 +84,7 @@ export type AssistantPart =
 
 /** One visible block of the conversation. */
 export type ViewItem =
-  | { kind: "human"; id: string; text: string; files: FileRef[] }
+  | { kind: "human"; id: string; text: string; files: FileRef[]; remembered?: string[] }
   | { kind: "assistant"; id: string; parts: AssistantPart[]; lastAiId?: string }
   | { kind: "clarification"; id: string; request: ClarificationRequest; answered: boolean };
 
@@ -120,6 +120,25 @@ function clarificationOf(m: WireMessage): ClarificationRequest | undefined {
   };
 }
 
+/** Suffix of the hidden message that carries a turn's `<memory>` block (its id is `<user message id>__memory`). */
+const MEMORY_MESSAGE_SUFFIX = "__memory";
+
+/**
+ * The facts long-term memory injected for each user message, by that
+ * message's id: read from the hidden memory message's `memory_recall` report,
+ * so the conversation can say what was remembered.
+ */
+function rememberedFacts(messages: readonly WireMessage[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const m of messages) {
+    if (!m.id?.endsWith(MEMORY_MESSAGE_SUFFIX)) continue;
+    const recall = m.additional_kwargs?.memory_recall as { facts?: Array<{ content?: unknown }> } | undefined;
+    const facts = (recall?.facts ?? []).map((f) => f.content).filter((c): c is string => typeof c === "string" && !!c);
+    if (facts.length) out.set(m.id.slice(0, -MEMORY_MESSAGE_SUFFIX.length), facts);
+  }
+  return out;
+}
+
 /**
  * Groups the thread's messages into view items: human turns, assistant turns (reasoning, text and tool
  * steps paired with their results by tool_call_id) and clarification cards. Hidden messages are dropped,
@@ -131,6 +150,7 @@ export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & P
   for (const m of view.messages) if (m.type === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   let current: Extract<ViewItem, { kind: "assistant" }> | undefined;
   const openCards: Extract<ViewItem, { kind: "clarification" }>[] = [];
+  const remembered = rememberedFacts(view.messages);
 
   for (const m of view.messages) {
     if (m.type === "human") {
@@ -141,7 +161,8 @@ export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & P
     if (m.type === "human") {
       current = undefined;
       const files = Array.isArray(m.additional_kwargs?.files) ? (m.additional_kwargs.files as FileRef[]) : [];
-      items.push({ kind: "human", id: m.id ?? `h${items.length}`, text: textOf(m.content), files });
+      const recalled = m.id ? remembered.get(m.id) : undefined;
+      items.push({ kind: "human", id: m.id ?? `h${items.length}`, text: textOf(m.content), files, ...(recalled?.length ? { remembered: recalled } : {}) });
       continue;
     }
     if (m.type === "tool") {

@@ -2,19 +2,18 @@
  * End-to-end in headless Chromium: the MCP page against the real gateway and
  * MCP pool. A working stdio server shows as connected with its tools, one
  * that fails at start shows its error, a disabled one is off; the toggle
- * disables and re-enables a server through PATCH /api/mcp/config.
+ * disables and re-enables a server through PATCH /api/mcp/config. The page
+ * is reached through the app's top bar (`#/mcp`).
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import react from "@vitejs/plugin-react";
 import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeerFlowRuntime } from "@deerflow/harness";
 import { ScriptedModel } from "@deerflow/harness/testing";
 import type { Gateway } from "@deerflow/server";
-import { chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
+import { buildWebDist, chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
 
 const hasChromium = chromiumAvailable("MCP UI");
 const FIXTURE = path.resolve(__dirname, "../../../harness/test/fixtures/mcp/crashing-server.mjs");
@@ -49,7 +48,7 @@ describe.skipIf(!hasChromium)("MCP UI e2e (headless Chromium, real gateway)", ()
         },
       }),
     );
-    await build({ root: path.join(__dirname, "mcp-page"), plugins: [react()], logLevel: "silent", build: { outDir: dist, emptyOutDir: true } });
+    buildWebDist(dist);
     ({ runtime, gateway, url } = await startE2eGateway({ configYaml: CONFIG, root, dist, model: new ScriptedModel([]) }));
     ({ browser, page } = await launchPage(20_000));
   }, 120_000);
@@ -61,7 +60,11 @@ describe.skipIf(!hasChromium)("MCP UI e2e (headless Chromium, real gateway)", ()
   });
 
   it("lists servers with status, tools and errors; the toggle disables and re-enables a server", async () => {
+    // the app's own navigation: the top bar's MCP button opens #/mcp
     await page.goto(url);
+    await page.getByRole("button", { name: "MCP", exact: true }).click();
+    await page.getByRole("main", { name: "MCP servers" }).waitFor();
+    expect(new URL(page.url()).hash).toBe("#/mcp");
     const card = (name: string) => page.locator(`[data-testid="mcp-server"][data-server="${name}"]`);
     await card("local").and(page.locator('[data-state="connected"]')).waitFor();
     expect(await card("local").getByLabel("Tools of local").textContent()).toBe("local_echolocal_crash");

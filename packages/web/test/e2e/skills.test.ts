@@ -15,7 +15,7 @@ import { ScriptedModel } from "@deerflow/harness/testing";
 import type { Gateway } from "@deerflow/server";
 import { zipSync } from "fflate";
 import { startServer } from "@deerflow/server";
-import { buildPageHarness, buildWebDist, chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
+import { buildPageHarness, buildWebDist, chromiumAvailable, launchPage, startE2eGateway, teardown, WEB_ROOT } from "./browser";
 
 const hasChromium = chromiumAvailable("skills UI");
 
@@ -112,10 +112,11 @@ describe.skipIf(!hasChromium)("skills UI e2e (headless Chromium, real gateway)",
     expect(await publicSection.getByTestId("skill-card").evaluateAll((els) => els.map((e) => e.getAttribute("data-skill")))).toEqual(["alpha-search", "beta-writer", "gamma-off"]);
     const gamma = page.getByRole("checkbox", { name: "Enable gamma-off" });
     expect(await gamma.isChecked()).toBe(false);
-    await gamma.check();
+    await gamma.click(); // controlled: it flips once the PUT and the reload are done
     await expect.poll(() => page.getByRole("checkbox", { name: "Enable gamma-off" }).isChecked()).toBe(true);
     expect(JSON.parse(fs.readFileSync(path.join(root, "extensions_config.json"), "utf8")).skills["gamma-off"]).toEqual({ enabled: true });
 
+    if (process.env.UPDATE_SCREENSHOTS === "1") fs.writeFileSync(path.resolve(WEB_ROOT, "../../docs/screenshots/skills-page.png"), await page.screenshot());
     await page.locator('[data-skill="alpha-search"]').getByRole("button", { name: "View SKILL.md" }).click();
     const viewer = page.getByRole("dialog", { name: "SKILL.md of alpha-search" });
     expect(await viewer.textContent()).toContain("ALPHA-BODY");

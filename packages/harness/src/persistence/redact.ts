@@ -1,0 +1,16 @@
+const SECRET_KEY = /(api[_-]?key|token|secret|password|authorization|cookie|credential)/i;
+
+/**
+ * Deep-copy a value with secret-looking keys (`api_key`, `secrets`,
+ * `authorization`, …) replaced by `***`: what a stored run record keeps of a
+ * request's config and context. `token_usage` is not a secret.
+ */
+export function redactSecretKeys(value: unknown, depth = 0): unknown {
+  if (depth > 8 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => redactSecretKeys(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k] = SECRET_KEY.test(k) && k !== "token_usage" ? "***" : redactSecretKeys(v, depth + 1);
+  }
+  return out;
+}
