@@ -273,8 +273,8 @@ export class DeerFlowRuntime {
 
   /**
    * Delete a thread everywhere: checkpoints (and the shared state cache), run
-   * records, transcript, thread row and the thread's files; then the
-   * subsystems registered with {@link onThreadDeleted}. The caller checks
+   * records, transcript and thread row; then the subsystems registered with
+   * {@link onThreadDeleted}; then the thread's files. The caller checks
    * ownership and that no run is in flight.
    */
   async deleteThread(threadId: string, userId: string): Promise<void> {
@@ -282,8 +282,7 @@ export class DeerFlowRuntime {
     await this.stores.runs.deleteByThread(threadId);
     await this.stores.messages.deleteByThread(threadId);
     await this.stores.threads.delete(threadId);
-    // {dataDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
-    await rm(path.dirname(threadPaths(this.dataDir, userId, threadId).userData), { recursive: true, force: true });
+    // Subsystems first (an MCP stdio session runs with its cwd in the thread's workspace), then the files.
     for (const hook of this.threadDeletedHooks) {
       try {
         await hook(threadId, userId);
@@ -291,6 +290,8 @@ export class DeerFlowRuntime {
         this.log(`[deerflow] cleanup after deleting thread ${threadId} failed: ${errorMessage(err)}`);
       }
     }
+    // {dataDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
+    await rm(path.dirname(threadPaths(this.dataDir, userId, threadId).userData), { recursive: true, force: true });
   }
 
   /** Run `hook` after a thread was deleted (close its sessions, drop its caches). */

@@ -5,7 +5,7 @@ import type { DeerFlowErrorOptions } from "../errors";
  * An MCP server could not be reached, started, initialised or called.
  * Codes: `mcp_config_invalid`, `mcp_start_failed`, `mcp_init_timeout`,
  * `mcp_connection_closed`, `mcp_call_timeout`, `mcp_call_failed`,
- * `mcp_oauth_failed`, `mcp_pool_closed`.
+ * `mcp_oauth_failed`.
  */
 export class McpError extends ToolError {
   /** The server the error is about. */

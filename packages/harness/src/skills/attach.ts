@@ -12,6 +12,9 @@ export interface SkillsHost {
   invalidateAgents(): void;
 }
 
+/** How long a user's enabled-only skills view is trusted before a run re-checks it against the files. */
+const VIEW_RECHECK_MS = 2000;
+
 /** The files behind the config in use; undefined when the config was given as an object (no file of ours). */
 function loadedPaths(host: SkillsHost): { path: string; extensionsPath: string | null } | undefined {
   try {
@@ -48,13 +51,25 @@ export function attachSkills(host: SkillsHost, options: { cwd?: string } = {}): 
     extensionsPath: () => loadedPaths(host)?.extensionsPath ?? null,
     extensions: () => host.config()?.extensions,
     scanEnabled: scan?.enabled !== false,
-    onChange: () => host.invalidateAgents(),
+    onChange: () => {
+      checked.clear();
+      host.invalidateAgents();
+    },
   });
   host.extensions.skills = registry;
+  // Every run starts with this hook, so it must be cheap: a user's view is re-checked against the files at most
+  // once per VIEW_RECHECK_MS (changes made through the registry refresh it at once; an edit of the files by hand
+  // shows within that time).
+  const checked = new Map<string, number>();
   host.recorder.addHook({
     name: "skills",
     async runStarted({ userId }) {
+      const now = Date.now();
+      if (now - (checked.get(userId) ?? -Infinity) < VIEW_RECHECK_MS) return;
       await registry.ensureView(userId);
+      checked.delete(userId);
+      checked.set(userId, Date.now());
+      while (checked.size > 1000) checked.delete(checked.keys().next().value as string);
     },
   });
   return registry;

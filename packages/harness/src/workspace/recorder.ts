@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ValidationError } from "../errors";
 import { SAFE_ID, VIRTUAL_OUTPUTS, VIRTUAL_WORKSPACE } from "../sandbox";
@@ -30,16 +30,54 @@ function checkRunId(runId: string): string {
   return runId;
 }
 
-function blobCache(dir: string): BlobCache {
-  const file = (sha: string) => path.join(dir, sha);
-  return {
-    has: (sha) => existsSync(file(sha)),
-    put: (sha, text) => {
-      mkdirSync(dir, { recursive: true });
-      writeAtomic(file(sha), text);
-    },
-    get: (sha) => (existsSync(file(sha)) ? readFileSync(file(sha), "utf8") : undefined),
-  };
+/** Cached texts beyond this many bytes are not kept (those files are listed without a diff). */
+const MAX_CACHED_TEXT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The texts of a thread's snapshots in ONE file (`texts.json`, sha256 → text),
+ * read once and written once per phase: creating a file per text costs about
+ * a millisecond each on common filesystems, which a run start cannot afford.
+ */
+class PackedTexts implements BlobCache {
+  private texts: Record<string, string>;
+  private bytes = 0;
+  private dirty = false;
+
+  constructor(private readonly file: string) {
+    this.texts = readJson<Record<string, string>>(file) ?? {};
+    for (const t of Object.values(this.texts)) this.bytes += t.length;
+  }
+
+  has(sha: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.texts, sha);
+  }
+
+  put(sha: string, text: string): boolean {
+    if (this.bytes + text.length > MAX_CACHED_TEXT_BYTES) return false;
+    this.texts[sha] = text;
+    this.bytes += text.length;
+    this.dirty = true;
+    return true;
+  }
+
+  get(sha: string): string | undefined {
+    return this.has(sha) ? this.texts[sha] : undefined;
+  }
+
+  /** Keep only the texts `live` refers to. */
+  retain(live: Set<string>): void {
+    for (const sha of Object.keys(this.texts)) {
+      if (live.has(sha)) continue;
+      this.bytes -= this.texts[sha].length;
+      delete this.texts[sha];
+      this.dirty = true;
+    }
+  }
+
+  save(): void {
+    if (this.dirty) writeAtomic(this.file, JSON.stringify(this.texts));
+    this.dirty = false;
+  }
 }
 
 function writeAtomic(target: string, text: string): void {
@@ -82,13 +120,14 @@ export async function recordRunWorkspace(
   const limits = { ...DEFAULT_WORKSPACE_CHANGE_LIMITS, ...options.limits };
   const store = workspaceChangesDir(dirs);
   const runsDir = path.join(store, "runs");
-  const blobs = blobCache(path.join(store, "blobs"));
+  const blobs = new PackedTexts(path.join(store, "texts.json"));
   const latestFile = path.join(store, "latest.json");
   const startFile = path.join(runsDir, `${runId}.start.json`);
   mkdirSync(runsDir, { recursive: true });
   const latest = readJson<WorkspaceSnapshot>(latestFile);
   if (phase === "start") {
     const snap = scanWorkspaceRoots(roots(dirs), limits, blobs, latest);
+    blobs.save();
     writeAtomic(startFile, JSON.stringify(snap));
     return undefined;
   }
@@ -99,23 +138,21 @@ export async function recordRunWorkspace(
   writeAtomic(path.join(runsDir, `${runId}.json`), JSON.stringify(result));
   writeAtomic(latestFile, JSON.stringify(after));
   unlinkSync(startFile);
-  collectBlobs(store, after);
+  blobs.retain(liveTexts(runsDir, after));
+  blobs.save();
   return result;
 }
 
-function collectBlobs(store: string, keep: WorkspaceSnapshot): void {
+/** Texts still needed: the latest snapshot's, and those of runs on this thread still in flight. */
+function liveTexts(runsDir: string, latest: WorkspaceSnapshot): Set<string> {
   const live = new Set<string>();
-  for (const f of Object.values(keep.files)) if (f.sha256) live.add(f.sha256);
-  // a run still in flight on this thread needs the texts its start snapshot refers to
-  const runsDir = path.join(store, "runs");
+  for (const f of Object.values(latest.files)) if (f.sha256) live.add(f.sha256);
   for (const name of readdirSync(runsDir)) {
     if (!name.endsWith(".start.json")) continue;
     const snap = readJson<WorkspaceSnapshot>(path.join(runsDir, name));
     for (const f of Object.values(snap?.files ?? {})) if (f.sha256) live.add(f.sha256);
   }
-  const blobDir = path.join(store, "blobs");
-  if (!existsSync(blobDir)) return;
-  for (const name of readdirSync(blobDir)) if (!live.has(name)) rmSync(path.join(blobDir, name), { force: true });
+  return live;
 }
 
 /** The empty answer for a run with nothing recorded (still running, or never snapshotted). */

@@ -36,7 +36,8 @@ export function isSensitiveWorkspacePath(virtualPath: string): boolean {
 /** Where snapshot text is kept between run start and end (content-addressed). */
 export interface BlobCache {
   has(sha256: string): boolean;
-  put(sha256: string, text: string): void;
+  /** False when the cache is full (the file is then listed without a diff). */
+  put(sha256: string, text: string): boolean;
   get(sha256: string): string | undefined;
 }
 
@@ -77,8 +78,8 @@ function snapshotFile(root: WorkspaceRoot, host: string, virtual: string, st: Bi
   const sha256 = createHash("sha256").update(data).digest("hex");
   const text = byExt ? undefined : decodeText(data);
   if (text === undefined) return { ...base, sha256, binary: true, sensitive: false, text_cached: false, content_unavailable_reason: "binary" };
-  if (!blobs.has(sha256)) blobs.put(sha256, text);
-  return { ...base, sha256, binary: false, sensitive: false, text_cached: true, content_unavailable_reason: null };
+  const cached = blobs.has(sha256) || blobs.put(sha256, text);
+  return { ...base, sha256, binary: false, sensitive: false, text_cached: cached, content_unavailable_reason: null };
 }
 
 /**

@@ -85,8 +85,8 @@ describe("recordRunWorkspace", () => {
     const r2 = await recordRunWorkspace(dirs, "r2", "end");
     expect(r2!.files.map((f) => [f.path, f.status])).toEqual([["/mnt/user-data/outputs/a.txt", "modified"]]);
     expect(r2!.files[0].diff).toContain("-a\n+a2");
-    const blobs = fs.readdirSync(path.join(workspaceChangesDir(dirs), "blobs"));
-    expect(blobs).toHaveLength(2); // a2 and b: the old text of a.txt is no longer referenced
+    const texts = JSON.parse(fs.readFileSync(path.join(workspaceChangesDir(dirs), "texts.json"), "utf8")) as Record<string, string>;
+    expect(Object.values(texts).sort()).toEqual(["a2\n", "b\n"]); // the old text of a.txt is no longer referenced
     expect(readRunWorkspaceChanges(dirs, "r1").files.map((f) => f.path)).toEqual(["/mnt/user-data/outputs/b.txt"]);
   });
 

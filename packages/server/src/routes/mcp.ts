@@ -8,7 +8,7 @@ import {
   ValidationError,
   writeMcpServers,
 } from "@deerflow/harness";
-import type { McpServerStatus } from "@deerflow/harness";
+import type { McpServerStatus, StdioLaunchSpec } from "@deerflow/harness";
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { GatewayContext } from "../context";
@@ -67,7 +67,8 @@ export function registerMcpRoutesWith(app: Hono, options: McpRouteOptions): void
     writing = next.catch(() => undefined);
     return next;
   };
-  const validate = (name: string, entry: Record<string, unknown>) => validateStdioLaunch(name, entry as never);
+  // Entries reach this point normalised by the server-config schema, so the launch fields have their types.
+  const validate = (name: string, entry: Record<string, unknown>) => validateStdioLaunch(name, entry as StdioLaunchSpec);
   const afterWrite = (raw: Record<string, unknown>) => {
     options.pool?.()?.reset();
     options.invalidate?.();

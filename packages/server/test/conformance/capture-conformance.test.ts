@@ -169,6 +169,18 @@ describe.skipIf(!CAPTURES)("wire conformance with DeerFlow's captured run", () =
     for (const t of tuples.filter((x) => x.kind === "tool")) expect(t.message).toMatchObject({ artifact: null, status: "success" });
   });
 
+  it("a second turn on the thread streams the same way (not just the first run)", () => {
+    const evs = parseSseEvents(ours.secondSse!);
+    expect(eventSkeleton(evs).slice(0, 2)).toEqual(["metadata", "values"]);
+    expect(updateNodes(evs)).not.toContain("__input__");
+    expect(new Set(updateNodes(evs))).toEqual(new Set(updateNodes(ourEvents).filter((n) => n !== "tools")));
+    const first = messageTuples(evs)[0];
+    // the second user message is not re-keyed (the date reminder is already there), so nothing is echoed for it
+    expect(first.kind).toBe("AIMessageChunk");
+    const human = (evs.filter((e) => e.event === "values").at(-1)!.data as { messages: Array<Record<string, unknown>> }).messages.filter((m) => m.type === "human").at(-1)!;
+    expect(human).toMatchObject({ name: "user-input", additional_kwargs: { run_id: expect.any(String), timestamp: expect.stringMatching(/\+00:00$/) } });
+  });
+
   it("answers state, history and runs with DeerFlow's id and timestamp formats", () => {
     const state = ours.state as { checkpoint_id: string; parent_checkpoint_id: string; created_at: string; metadata: Record<string, unknown>; values: { messages: Array<Record<string, unknown>> } };
     expect(stringFormat(state.checkpoint_id)).toBe("uuid6");

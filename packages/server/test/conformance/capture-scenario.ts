@@ -22,6 +22,8 @@ export interface Recording {
   runs: unknown;
   models: unknown;
   createdThread: unknown;
+  /** Ours only: the SSE of a second turn on the same thread (multi-turn invariants). */
+  secondSse?: string;
 }
 
 const usage = { input_tokens: 10, output_tokens: 5 };
@@ -37,6 +39,7 @@ export async function recordOurs(): Promise<Recording> {
       },
       { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/r.md"] } }], usage },
       { text: "Done: the report is in r.md.", usage },
+      { text: "Second answer.", usage },
     ],
   });
   const { config } = appConfigFromText(
@@ -67,7 +70,7 @@ export async function recordOurs(): Promise<Recording> {
     const sse = await res.text();
     const headers = Object.fromEntries(res.headers.entries());
     const get = async (p: string) => (await fetch(`${api}${p}`)).json();
-    return {
+    const reads = {
       headers,
       sse,
       state: await get(`/threads/${tid}/state`),
@@ -78,6 +81,12 @@ export async function recordOurs(): Promise<Recording> {
       models: await get(`/models`),
       createdThread,
     };
+    const second = await postJson(`${api}/threads/${tid}/runs/stream`, {
+      assistant_id: "lead_agent",
+      input: { messages: [{ role: "user", content: "and now?" }] },
+      stream_mode: ["values", "messages-tuple", "updates", "custom"],
+    });
+    return { ...reads, secondSse: await second.text() };
   } finally {
     await gateway.close();
     await runtime.close();

@@ -103,7 +103,7 @@ describe("custom agents end to end", () => {
   });
 
   it("an edit through PUT /api/agents shows on the agent's next run", async () => {
-    const { url, llm } = await setup(["first", "second"]);
+    const { url, llm } = await setup(["first", "second", "third"]);
     expect((await postJson(`${url}/api/agents`, { name: "Poet", soul: "Speak in rhyme." })).status).toBe(201);
     await postJson(`${url}/api/threads`, { thread_id: "p1" });
     await run(url, "p1", "hi", { agent_name: "poet" });
@@ -111,6 +111,10 @@ describe("custom agents end to end", () => {
     await fetch(`${url}/api/agents/poet`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ soul: "Speak in haiku." }) });
     await run(url, "p1", "hi again", { agent_name: "poet" });
     expect(systemPrompt(llm, 1)).toContain("Speak in haiku.");
+    // an assistant_id naming the agent selects it too, as in DeerFlow
+    const res = await postJson(`${url}/api/threads/p1/runs/wait`, { assistant_id: "Poet", input: humanInput("by assistant id") });
+    expect(res.status).toBe(200);
+    expect(systemPrompt(llm, 2)).toContain("Speak in haiku.");
   });
 });
 
