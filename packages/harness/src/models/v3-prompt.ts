@@ -107,11 +107,17 @@ export function toV3Prompt(messages: readonly Message[], options: PromptConversi
       case "tool": {
         seenNonSystem = true;
         const text = contentText(m.content) || (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
+        const images = m.status === "error" || !IMAGE_TOOL_RESULTS.has(options.providerKey) ? [] : toolResultImages(m.content);
         const part = {
           type: "tool-result" as const,
           toolCallId: m.tool_call_id,
           toolName: m.name ?? toolNames.get(m.tool_call_id) ?? "tool",
-          output: m.status === "error" ? { type: "error-text" as const, value: text } : { type: "text" as const, value: text },
+          output:
+            m.status === "error"
+              ? { type: "error-text" as const, value: text }
+              : images.length
+                ? { type: "content" as const, value: [...(text ? [{ type: "text" as const, text }] : []), ...images] }
+                : { type: "text" as const, value: text },
         };
         const last = prompt[prompt.length - 1];
         if (last && last.role === "tool") last.content.push(part);
@@ -121,6 +127,26 @@ export function toV3Prompt(messages: readonly Message[], options: PromptConversi
     }
   }
   return prompt;
+}
+
+/**
+ * Providers whose tool results can carry images (Anthropic's tool_result
+ * blocks). Chat-completions style APIs only take text there: their adapters
+ * would serialise the image bytes into the text, so images are left out and
+ * the text (which names the image) is sent alone.
+ */
+const IMAGE_TOOL_RESULTS = new Set(["anthropic"]);
+
+/** Inline (base64) images of a tool message's content blocks, as tool-result content parts. */
+function toolResultImages(content: MessageContent): Array<{ type: "image-data"; data: string; mediaType: string }> {
+  if (typeof content === "string") return [];
+  const out: Array<{ type: "image-data"; data: string; mediaType: string }> = [];
+  for (const part of userParts(content)) {
+    if (part.type === "file" && typeof part.data === "string" && part.mediaType.startsWith("image/") && part.mediaType !== "image/*") {
+      out.push({ type: "image-data", data: part.data, mediaType: part.mediaType });
+    }
+  }
+  return out;
 }
 
 /** Our tool specs as V3 function tools. */

@@ -76,7 +76,8 @@ describe.skipIf(!hasChromium)("memory UI e2e (headless Chromium, real gateway)",
     await page.getByRole("button", { name: "Preview" }).click();
     expect(await page.getByTestId("remembered").textContent()).toBe("remembered: User is allergic to walnuts");
 
-    await page.getByLabel("Memory on").uncheck();
+    // The switch follows the server (it flips once the PUT answered), so click and wait for the page to say so.
+    await page.getByLabel("Memory on").click();
     await page.getByText("Off: nothing is remembered or recalled").waitFor();
     expect(runtime.extensions.memory!.isUserEnabled("default")).toBe(false);
     expect(await runtime.extensions.memory!.provider("default", null, { query: "walnut", threadId: "t", runId: "r" })).toBeNull();
