@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { AppConfig, ConfigManager } from "../config";
-import { SkillRegistry } from "./registry";
+import { resolveSkillsPath, SkillRegistry } from "./registry";
 
 /** What {@link attachSkills} needs from the runtime (structural, so the runtime module is not imported here). */
 export interface SkillsHost {
@@ -32,7 +32,7 @@ function loadedPaths(host: SkillsHost): { path: string; extensionsPath: string |
  * a run starts, and cached agents dropped when a skill changes so the next
  * run's prompt lists the new state. `skills.path` and the extensions file
  * come from the config; the enabled states are re-read on use.
- * @returns the registry (also when the runtime has no config: then `./skills` under the working directory).
+ * @returns the registry (also when the runtime has no config: then `./skills` under the working directory, else the bundled skills).
  */
 export function attachSkills(host: SkillsHost, options: { cwd?: string } = {}): SkillRegistry {
   const config = host.config();
@@ -41,7 +41,7 @@ export function attachSkills(host: SkillsHost, options: { cwd?: string } = {}): 
   const projectRoot = process.env.DEER_FLOW_PROJECT_ROOT ?? (loaded && path.isAbsolute(loaded.path) ? path.dirname(loaded.path) : cwd);
   const base = config
     ? SkillRegistry.fromConfig(config, { dataDir: host.dataDir, projectRoot })
-    : new SkillRegistry({ skillsPath: path.join(projectRoot, "skills"), dataDir: host.dataDir, projectRoot });
+    : new SkillRegistry({ skillsPath: resolveSkillsPath(undefined, projectRoot), dataDir: host.dataDir, projectRoot });
   const scan = config?.skill_scan as { enabled?: unknown } | undefined;
   const registry = new SkillRegistry({
     skillsPath: base.skillsPath,
@@ -60,16 +60,24 @@ export function attachSkills(host: SkillsHost, options: { cwd?: string } = {}): 
   // Every run starts with this hook, so it must be cheap: a user's view is re-checked against the files at most
   // once per VIEW_RECHECK_MS (changes made through the registry refresh it at once; an edit of the files by hand
   // shows within that time).
-  const checked = new Map<string, number>();
+  // Concurrent runs of one user share one check (the promise is kept while it is fresh).
+  const checked = new Map<string, { at: number; done: Promise<unknown> }>();
   host.recorder.addHook({
     name: "skills",
     async runStarted({ userId }) {
       const now = Date.now();
-      if (now - (checked.get(userId) ?? -Infinity) < VIEW_RECHECK_MS) return;
-      await registry.ensureView(userId);
-      checked.delete(userId);
-      checked.set(userId, Date.now());
-      while (checked.size > 1000) checked.delete(checked.keys().next().value as string);
+      let entry = checked.get(userId);
+      if (!entry || now - entry.at >= VIEW_RECHECK_MS) {
+        const done = registry.ensureView(userId);
+        entry = { at: now, done };
+        checked.delete(userId);
+        checked.set(userId, entry);
+        done.catch(() => {
+          if (checked.get(userId)?.done === done) checked.delete(userId);
+        });
+        while (checked.size > 1000) checked.delete(checked.keys().next().value as string);
+      }
+      await entry.done;
     },
   });
   return registry;

@@ -16,7 +16,7 @@ export { parseSlashSkill, RESERVED_SLASH_NAMES } from "./slash";
 export type { SlashActivation } from "./slash";
 export { bindSkillSecrets, redactSecrets, shellQuote } from "./secrets";
 export type { BoundSecrets } from "./secrets";
-export { resolveSkillsPath, SkillRegistry } from "./registry";
+export { BUNDLED_SKILLS_PATH, resolveSkillsPath, SkillRegistry } from "./registry";
 export type { PromptSkillSet, SkillMountPoint, SkillRegistryOptions } from "./registry";
 export { agentAllows, capturedSkills, latestUserText, skillContaining, skillForFile, skillPathsOfCall, slashActiveSkill } from "./activation";
 export type { SkillLookup } from "./activation";

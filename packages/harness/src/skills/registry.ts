@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { AppConfig, ExtensionsConfig } from "../config";
 import { SkillNotFoundError, SkillError } from "./errors";
 import { installSkillArchive } from "./installer";
@@ -51,14 +53,20 @@ export interface SkillMountPoint {
   readOnly: true;
 }
 
+/** The public skills this package ships (`skills/` at the repository root). */
+export const BUNDLED_SKILLS_PATH = fileURLToPath(new URL("../../../../skills", import.meta.url));
+
 /**
  * Resolve the skills root: `skills.path` (relative to the project root) →
- * `DEER_FLOW_SKILLS_PATH` → `{projectRoot}/skills`.
+ * `DEER_FLOW_SKILLS_PATH` → `{projectRoot}/skills` when that folder exists →
+ * the skills bundled with this package, so a project outside the repository
+ * still gets them.
  */
 export function resolveSkillsPath(configured: string | null | undefined, projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {
   if (configured) return path.resolve(projectRoot, configured);
   if (env.DEER_FLOW_SKILLS_PATH) return path.resolve(projectRoot, env.DEER_FLOW_SKILLS_PATH);
-  return path.join(projectRoot, "skills");
+  const local = path.join(projectRoot, "skills");
+  return existsSync(local) || !existsSync(BUNDLED_SKILLS_PATH) ? local : BUNDLED_SKILLS_PATH;
 }
 
 const CATEGORY_ORDER: Record<SkillCategory, number> = { public: 0, legacy: 1, custom: 2 };

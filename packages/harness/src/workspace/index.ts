@@ -4,6 +4,7 @@ export {
   recordRunWorkspace,
   unavailableWorkspaceChanges,
   workspaceChangesDir,
+  workspaceIsPristine,
 } from "./recorder";
 export type { RecordWorkspaceOptions, WorkspacePhase } from "./recorder";
 export { createWorkspaceChangesHook } from "./run-hook";

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ValidationError } from "../errors";
 import { SAFE_ID, VIRTUAL_OUTPUTS, VIRTUAL_WORKSPACE } from "../sandbox";
@@ -12,6 +12,28 @@ import type { WorkspaceChangeLimits, WorkspaceChangeResult, WorkspaceChangesResp
 /** Options of {@link recordRunWorkspace}. */
 export interface RecordWorkspaceOptions {
   limits?: Partial<WorkspaceChangeLimits>;
+  /**
+   * `end` of a run whose start found no files and no earlier snapshot (so
+   * nothing was written then): compare against an empty snapshot.
+   */
+  emptyStart?: boolean;
+}
+
+/**
+ * True when the thread has never had a snapshot and outputs + workspace hold
+ * nothing: a run starting there has nothing to record (the common case of a
+ * chat that writes no files), so the hot path writes nothing at all.
+ */
+export function workspaceIsPristine(dirs: ThreadDirs): boolean {
+  if (existsSync(path.join(workspaceChangesDir(dirs), "latest.json"))) return false;
+  for (const dir of [dirs.outputs, dirs.workspace]) {
+    try {
+      if (readdirSync(dir).length) return false;
+    } catch {
+      // missing: nothing there
+    }
+  }
+  return true;
 }
 
 /** Which end of the run a snapshot is taken at. */
@@ -23,6 +45,10 @@ export type WorkspacePhase = "start" | "end";
  */
 export function workspaceChangesDir(dirs: ThreadDirs): string {
   return path.join(path.dirname(dirs.userData), "workspace-changes");
+}
+
+function emptySnapshot(): WorkspaceSnapshot {
+  return { files: {}, truncated: false };
 }
 
 function checkRunId(runId: string): string {
@@ -131,13 +157,13 @@ export async function recordRunWorkspace(
     writeAtomic(startFile, JSON.stringify(snap));
     return undefined;
   }
-  const before = readJson<WorkspaceSnapshot>(startFile);
+  const before = options.emptyStart ? emptySnapshot() : readJson<WorkspaceSnapshot>(startFile);
   if (!before) return undefined;
   const after = scanWorkspaceRoots(roots(dirs), limits, blobs, before);
   const result = compareSnapshots(before, after, blobs, limits);
   writeAtomic(path.join(runsDir, `${runId}.json`), JSON.stringify(result));
   writeAtomic(latestFile, JSON.stringify(after));
-  unlinkSync(startFile);
+  if (!options.emptyStart) unlinkSync(startFile);
   blobs.retain(liveTexts(runsDir, after));
   blobs.save();
   return result;
@@ -168,11 +194,15 @@ export function unavailableWorkspaceChanges(): WorkspaceChangesResponse {
 export function readRunWorkspaceChanges(
   dirs: ThreadDirs,
   runId: string,
-  options: { includeFiles?: boolean; includeDiff?: boolean } = {},
+  options: { includeFiles?: boolean; includeDiff?: boolean; runFinished?: boolean } = {},
 ): WorkspaceChangesResponse {
   checkRunId(runId);
   const result = readJson<WorkspaceChangeResult>(path.join(workspaceChangesDir(dirs), "runs", `${runId}.json`));
-  if (!result) return unavailableWorkspaceChanges();
+  if (!result) {
+    // A finished run on a thread that never had files wrote nothing (see workspaceIsPristine): it changed nothing.
+    if (options.runFinished && workspaceIsPristine(dirs)) return { available: true, version: 1, summary: emptySummary(), files: [], limits: {} };
+    return unavailableWorkspaceChanges();
+  }
   const includeFiles = options.includeFiles ?? true;
   const includeDiff = options.includeDiff ?? true;
   const files = !includeFiles ? [] : includeDiff ? result.files : result.files.map((f) => ({ ...f, diff: "" }));

@@ -1,5 +1,5 @@
 import { threadDirs } from "../sandbox";
-import { recordRunWorkspace } from "./recorder";
+import { recordRunWorkspace, workspaceIsPristine } from "./recorder";
 import type { RecordWorkspaceOptions } from "./recorder";
 
 /** The run identity a run hook receives. */
@@ -23,13 +23,27 @@ export interface WorkspaceChangesHook {
  */
 export function createWorkspaceChangesHook(options: { baseDir: string } & RecordWorkspaceOptions): WorkspaceChangesHook {
   const dirs = (run: WorkspaceRunRef) => threadDirs(options.baseDir, run.threadId, run.userId);
+  // Runs that started on a thread with no files and no snapshot: nothing was written at their start.
+  const emptyStarts = new Set<string>();
   return {
     name: "workspace-changes",
     async runStarted(run) {
-      await recordRunWorkspace(dirs(run), run.runId, "start", options);
+      const d = dirs(run);
+      if (workspaceIsPristine(d)) {
+        emptyStarts.add(run.runId);
+        return;
+      }
+      await recordRunWorkspace(d, run.runId, "start", options);
     },
     async runFinished(run) {
-      await recordRunWorkspace(dirs(run), run.runId, "end", options);
+      const d = dirs(run);
+      if (emptyStarts.delete(run.runId)) {
+        // Still nothing there: the run changed nothing, and the route says so without a stored record.
+        if (workspaceIsPristine(d)) return;
+        await recordRunWorkspace(d, run.runId, "end", { ...options, emptyStart: true });
+        return;
+      }
+      await recordRunWorkspace(d, run.runId, "end", options);
     },
   };
 }

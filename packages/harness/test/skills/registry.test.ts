@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { zipSync } from "fflate";
 import { afterAll, describe, expect, it } from "vitest";
-import { resolveSkillsPath, SkillRegistry, skillsViewDir } from "../../src/skills";
+import { BUNDLED_SKILLS_PATH, resolveSkillsPath, SkillRegistry, skillsViewDir } from "../../src/skills";
 import { tempDir, writeSkill } from "./helpers";
 
 const root = tempDir("registry");
@@ -111,11 +111,17 @@ describe("SkillRegistry", () => {
 });
 
 describe("skills path resolution", () => {
-  it("skills.path → DEER_FLOW_SKILLS_PATH → {projectRoot}/skills", () => {
+  it("skills.path → DEER_FLOW_SKILLS_PATH → {projectRoot}/skills when it exists → the bundled skills", () => {
     expect(resolveSkillsPath("my-skills", "/proj", {})).toBe("/proj/my-skills");
     expect(resolveSkillsPath("/abs", "/proj", { DEER_FLOW_SKILLS_PATH: "/env" })).toBe("/abs");
     expect(resolveSkillsPath(null, "/proj", { DEER_FLOW_SKILLS_PATH: "/env" })).toBe("/env");
-    expect(resolveSkillsPath(undefined, "/proj", {})).toBe("/proj/skills");
+    const withSkills = tempDir("proj");
+    fs.mkdirSync(path.join(withSkills, "skills"));
+    expect(resolveSkillsPath(undefined, withSkills, {})).toBe(path.join(withSkills, "skills"));
+    // A project without a skills folder (a user's own directory) gets the public skills this package ships.
+    const bare = resolveSkillsPath(undefined, tempDir("proj"), {});
+    expect(bare).toBe(BUNDLED_SKILLS_PATH);
+    expect(fs.existsSync(path.join(bare, "public", "deep-research", "SKILL.md"))).toBe(true);
   });
 
   it("fromConfig reads skills.path and skills.container_path", () => {

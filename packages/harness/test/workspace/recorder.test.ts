@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { threadDirs } from "../../src/sandbox";
 import type { ThreadDirs } from "../../src/sandbox";
-import { readRunWorkspaceChanges, recordRunWorkspace, unifiedDiff, workspaceChangesDir } from "../../src/workspace";
+import { createWorkspaceChangesHook, readRunWorkspaceChanges, recordRunWorkspace, unifiedDiff, workspaceChangesDir } from "../../src/workspace";
 
 let base: string;
 let dirs: ThreadDirs;
@@ -98,5 +98,24 @@ describe("recordRunWorkspace", () => {
     expect(res!.files[0]).toMatchObject({ path: "/mnt/user-data/outputs/link", status: "symlink_created", symlink: true, symlink_target_after: "/etc/passwd", diff: "" });
     expect(res!.files).toHaveLength(3);
     expect(res!.summary).toMatchObject({ created: 5, symlink_created: 1, truncated: true });
+  });
+});
+
+describe("the run hook on a thread with no files (the hot path of a plain chat)", () => {
+  it("writes nothing, and a finished run there reads as 'no changes'; the first file a run writes is still reported", async () => {
+    const hook = createWorkspaceChangesHook({ baseDir: base });
+    const run = { runId: "r-empty", threadId: "t1", userId: "u1" };
+    await hook.runStarted(run);
+    await hook.runFinished(run);
+    expect(fs.existsSync(workspaceChangesDir(dirs))).toBe(false);
+    expect(readRunWorkspaceChanges(dirs, "r-empty", { runFinished: true })).toMatchObject({ available: true, files: [], summary: { created: 0 } });
+    expect(readRunWorkspaceChanges(dirs, "r-empty")).toMatchObject({ available: false });
+    const second = { runId: "r-first-file", threadId: "t1", userId: "u1" };
+    await hook.runStarted(second);
+    write(path.join(dirs.outputs, "a.md"), "# A\n");
+    await hook.runFinished(second);
+    const changes = readRunWorkspaceChanges(dirs, "r-first-file");
+    expect(changes.available).toBe(true);
+    expect(changes.files.map((f) => [f.path, f.status])).toEqual([["/mnt/user-data/outputs/a.md", "created"]]);
   });
 });

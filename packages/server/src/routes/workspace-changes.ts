@@ -1,4 +1,4 @@
-import { readRunWorkspaceChanges, threadDirs, unavailableWorkspaceChanges } from "@deerflow/harness";
+import { readRunWorkspaceChanges, TERMINAL_RUN_STATUSES, threadDirs, unavailableWorkspaceChanges } from "@deerflow/harness";
 import type { Hono } from "hono";
 import type { GatewayContext } from "../context";
 import { validationError } from "../http-error";
@@ -31,6 +31,7 @@ export function registerWorkspaceChangesRoutes(app: Hono, ctx: GatewayContext): 
     // another thread's run id must not reveal that run's files
     if (run && run.threadId !== threadId) return c.json(unavailableWorkspaceChanges());
     const dirs = threadDirs(ctx.options.baseDir, threadId, ctx.options.userId);
-    return c.json(readRunWorkspaceChanges(dirs, runId, { includeFiles, includeDiff }));
+    const runFinished = !!run && TERMINAL_RUN_STATUSES.has(run.status);
+    return c.json(readRunWorkspaceChanges(dirs, runId, { includeFiles, includeDiff, runFinished }));
   });
 }

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { agentsApiEnabled, createAgent, deleteAgent, listAgents, updateAgent } from "../api/agents";
 import type { AgentInfo } from "../api/agents";
 import type { ModelInfo } from "../api/rest";
+import { ErrorBanner } from "../components/ErrorBanner";
 
 /** Props of {@link AgentsPage}. */
 export interface AgentsPageProps {
@@ -90,11 +91,7 @@ export function AgentsPage({ models, onChat, onClose }: AgentsPageProps) {
           Back to chat
         </button>
       </div>
-      {error && (
-        <div className="banner error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorBanner error={error} onDismiss={() => setError(undefined)} />
       {enabled === false && (
         <p className="agents-disabled muted">
           The custom-agents API is disabled on this server. Set <code>agents_api.enabled: true</code> in config.yaml (or run{" "}

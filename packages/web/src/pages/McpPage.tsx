@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { fetchMcpConfig, fetchMcpStatus, setMcpServerEnabled } from "../api/mcp";
 import type { McpServerConfig, McpServerStatus } from "../api/mcp";
+import { ErrorBanner } from "../components/ErrorBanner";
 
 /** Props of {@link McpPage}. */
 export interface McpPageProps {
@@ -79,14 +80,7 @@ export function McpPage({ onClose }: McpPageProps) {
           Back to chat
         </button>
       </div>
-      {error && (
-        <div className="banner error" role="alert">
-          {error}
-          <button type="button" onClick={() => setError(undefined)}>
-            Dismiss
-          </button>
-        </div>
-      )}
+      <ErrorBanner error={error} onDismiss={() => setError(undefined)} />
       <div className="skills-body">
         <p className="muted">
           Servers from <code>extensions_config.json</code>. Their tools are offered to the agent as <code>server_tool</code>; a server that fails to start is

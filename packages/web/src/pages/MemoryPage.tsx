@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { clearMemory, createFact, deleteFact, getMemory, getMemorySettings, previewRecall, setMemoryEnabled, updateFact } from "../api/memory";
 import type { MemoryData, MemoryFact, RecallResult } from "../api/memory";
+import { ErrorBanner } from "../components/ErrorBanner";
 
 /** Props of {@link MemoryPage}. */
 export interface MemoryPageProps {
@@ -150,14 +151,7 @@ export function MemoryPage({ onClose }: MemoryPageProps) {
           Back to chat
         </button>
       </div>
-      {error && (
-        <div className="banner error" role="alert">
-          {error}
-          <button type="button" onClick={() => setError(undefined)}>
-            Dismiss
-          </button>
-        </div>
-      )}
+      <ErrorBanner error={error} onDismiss={() => setError(undefined)} />
       <div style={{ padding: "8px 16px", display: "grid", gap: 16 }}>
         <section aria-label="Profile">
           <h2>Profile</h2>
