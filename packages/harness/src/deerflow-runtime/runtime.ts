@@ -170,7 +170,7 @@ export class DeerFlowRuntime {
     // Subsystems attach here (each registers its own close / thread-deleted / run hooks).
     runtime.recorder.addHook(createWorkspaceChangesHook({ baseDir: dataDir }));
     try {
-      attachSkills(runtime, { cwd });
+      attachSkills(runtime, { cwd, modelFactory: options.modelFactory, log });
     } catch (err) {
       log(`[deerflow] skills are off: ${errorMessage(err)}`);
     }

@@ -1,5 +1,7 @@
 import path from "node:path";
 import type { AppConfig, ConfigManager } from "../config";
+import { contentReviewFromConfig } from "./content-review";
+import type { SkillModelFactory } from "./content-review";
 import { resolveSkillsPath, SkillRegistry } from "./registry";
 
 /** What {@link attachSkills} needs from the runtime (structural, so the runtime module is not imported here). */
@@ -34,7 +36,7 @@ function loadedPaths(host: SkillsHost): { path: string; extensionsPath: string |
  * come from the config; the enabled states are re-read on use.
  * @returns the registry (also when the runtime has no config: then `./skills` under the working directory, else the bundled skills).
  */
-export function attachSkills(host: SkillsHost, options: { cwd?: string } = {}): SkillRegistry {
+export function attachSkills(host: SkillsHost, options: { cwd?: string; modelFactory?: SkillModelFactory; log?: (message: string) => void } = {}): SkillRegistry {
   const config = host.config();
   const loaded = loadedPaths(host);
   const cwd = options.cwd ?? process.cwd();
@@ -51,6 +53,8 @@ export function attachSkills(host: SkillsHost, options: { cwd?: string } = {}): 
     extensionsPath: () => loadedPaths(host)?.extensionsPath ?? null,
     extensions: () => host.config()?.extensions,
     scanEnabled: scan?.enabled !== false,
+    // Read on each install, so setting `skill_evolution.moderation_model_name` applies after a config reload.
+    contentReview: contentReviewFromConfig(() => host.config(), { modelFactory: options.modelFactory, log: options.log }),
     onChange: () => {
       checked.clear();
       host.invalidateAgents();

@@ -11,6 +11,8 @@ export { ensureSkillsView, skillsViewDir } from "./projection";
 export { DEFAULT_INSTALL_LIMITS, extractSkillArchive, installSkillArchive, isExecutableBinary, unsafeMemberReason } from "./installer";
 export type { InstallLimits, InstallResult, InstallSkillOptions } from "./installer";
 export { formatFindings, scanSkillDir, scanSkillText } from "./static-scan";
+export { buildReviewPrompt, collectReviewMaterial, contentReviewFromConfig, createSkillContentReview, DEFAULT_REVIEW_MAX_CHARS, parseReviewVerdict } from "./content-review";
+export type { ReviewMaterial, ReviewVerdict, SkillContentReview, SkillContentReviewOptions, SkillModelFactory, SkillReviewTarget } from "./content-review";
 export type { FindingSeverity, StaticFinding } from "./static-scan";
 export { parseSlashSkill, RESERVED_SLASH_NAMES } from "./slash";
 export type { SlashActivation } from "./slash";

@@ -11,6 +11,7 @@ import { splitSkillMarkdown, validateSkillFrontmatter } from "./frontmatter";
 import { readFile } from "node:fs/promises";
 import { formatFindings, scanSkillDir } from "./static-scan";
 import type { StaticFinding } from "./static-scan";
+import type { SkillContentReview } from "./content-review";
 import { SKILL_MD_FILE } from "./types";
 
 /** Limits of one archive. */
@@ -180,6 +181,8 @@ export interface InstallSkillOptions {
   /** Run the static scan (`skill_scan.enabled`, default true). */
   scan?: boolean;
   limits?: InstallLimits;
+  /** The LLM content review run after the static scan passed (`skill_evolution.moderation_model_name`); throws to refuse. */
+  contentReview?: SkillContentReview;
 }
 
 /** What an install reports (DeerFlow's response shape). */
@@ -220,6 +223,7 @@ export async function installSkillArchive(archive: string, options: InstallSkill
     if (critical.length) {
       throw new SkillInstallError(`Static security scan blocked skill '${fm.name}': ${formatFindings(critical)}`, { details: { findings: critical, skill_name: fm.name } });
     }
+    await options.contentReview?.({ skillName: fm.name, dir: root });
     if (await options.exists(fm.name)) throw new SkillAlreadyExistsError(`Skill '${fm.name}' already exists`);
     const target = path.join(options.customRoot, fm.name);
     try {

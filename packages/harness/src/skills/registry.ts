@@ -6,6 +6,8 @@ import type { AppConfig, ExtensionsConfig } from "../config";
 import { SkillNotFoundError, SkillError } from "./errors";
 import { installSkillArchive } from "./installer";
 import type { InstallResult } from "./installer";
+import { contentReviewFromConfig } from "./content-review";
+import type { SkillContentReview, SkillModelFactory } from "./content-review";
 import { readSkillBody, scanSkillRoot } from "./loader";
 import type { DiscoveredSkill, SkillLoadProblem } from "./loader";
 import { ensureSkillsView, skillsViewDir } from "./projection";
@@ -29,6 +31,8 @@ export interface SkillRegistryOptions {
   projectRoot?: string;
   /** Static scan of installs (`skill_scan.enabled`, default true). */
   scanEnabled?: boolean;
+  /** LLM content review of installs, after the static scan (see `contentReviewFromConfig`). */
+  contentReview?: SkillContentReview;
   /**
    * How long a listing may be reused (default 1000 ms). The middlewares ask
    * on every model and tool call; this keeps that to one scan per second
@@ -83,6 +87,7 @@ export class SkillRegistry {
   readonly dataDir: string;
   private readonly states: SkillStateStore;
   private readonly scanEnabled: boolean;
+  private readonly contentReview?: SkillContentReview;
   private lastProblems: SkillLoadProblem[] = [];
   private readonly cacheMs: number;
   private readonly onChange?: (userId: string) => void;
@@ -93,6 +98,7 @@ export class SkillRegistry {
     this.containerPath = (options.containerPath ?? DEFAULT_SKILLS_CONTAINER_PATH).replace(/\/+$/, "") || DEFAULT_SKILLS_CONTAINER_PATH;
     this.dataDir = path.resolve(options.dataDir);
     this.scanEnabled = options.scanEnabled ?? true;
+    this.contentReview = options.contentReview;
     this.cacheMs = options.cacheMs ?? 1000;
     this.onChange = options.onChange;
     const ext = options.extensions;
@@ -105,10 +111,10 @@ export class SkillRegistry {
     });
   }
 
-  /** Build from an app config (`skills.path`, `skills.container_path`, `skill_scan.enabled`). */
+  /** Build from an app config (`skills.path`, `skills.container_path`, `skill_scan.enabled`, `skill_evolution` moderation). */
   static fromConfig(
     config: Pick<AppConfig, "skills" | "extensions"> & { skill_scan?: unknown },
-    options: { dataDir: string; projectRoot?: string; extensionsPath?: string | null; env?: NodeJS.ProcessEnv },
+    options: { dataDir: string; projectRoot?: string; extensionsPath?: string | null; env?: NodeJS.ProcessEnv; modelFactory?: SkillModelFactory; log?: (message: string) => void },
   ): SkillRegistry {
     const projectRoot = options.projectRoot ?? process.env.DEER_FLOW_PROJECT_ROOT ?? process.cwd();
     const scan = config.skill_scan as { enabled?: unknown } | undefined;
@@ -120,6 +126,7 @@ export class SkillRegistry {
       extensions: config.extensions,
       projectRoot,
       scanEnabled: scan?.enabled !== false,
+      contentReview: contentReviewFromConfig(() => ("models" in config ? (config as AppConfig) : undefined), { modelFactory: options.modelFactory, log: options.log }),
     });
   }
 
@@ -256,6 +263,7 @@ export class SkillRegistry {
     const result = await installSkillArchive(archivePath, {
       customRoot: this.customRoot(userId),
       scan: this.scanEnabled,
+      contentReview: this.contentReview,
       exists: async (n) => (await this.load(userId)).some((s) => s.name === n),
     });
     this.changed(userId);

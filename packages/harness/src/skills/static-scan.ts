@@ -29,7 +29,8 @@ interface Rule {
 
 const isPython = (rel: string, text: string) => rel.endsWith(".py") || /^#!.*python/.test(text);
 const isShell = (rel: string, text: string) => /\.(sh|bash|zsh)$/.test(rel) || /^#!.*\b(ba|z)?sh\b/.test(text);
-const isCode = (rel: string, text: string) => isPython(rel, text) || isShell(rel, text) || /\.(m?js|cjs|ts|rb|pl|php|ps1)$/.test(rel);
+/** True for a script or source file of a package (by extension or shebang). */
+export const isCode = (rel: string, text: string) => isPython(rel, text) || isShell(rel, text) || /\.(m?js|cjs|ts|rb|pl|php|ps1)$/.test(rel);
 const isSkillMd = (rel: string) => rel === "SKILL.md";
 
 // Each rule looks for an unmistakable shape; the goal is to stop obviously

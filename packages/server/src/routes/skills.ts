@@ -24,13 +24,14 @@ function toResponse(s: Skill): SkillResponse {
 const updateSchema = z.object({ enabled: z.boolean() });
 const installSchema = z.object({ thread_id: z.string(), path: z.string().min(1) });
 
-/** Map skill errors to DeerFlow's statuses (404 / 409 / 400 with scan findings). */
+/** Map skill errors to DeerFlow's statuses (404 / 409 / 400 with scan findings or content-review reasons). */
 function toHttp(err: unknown): never {
   if (err instanceof SkillNotFoundError) throw new HttpError(404, err.message);
   if (err instanceof SkillAlreadyExistsError) throw new HttpError(409, err.message);
   if (err instanceof SkillInstallError) {
     if (err.details.status === 404) throw new HttpError(404, err.message);
     if (Array.isArray(err.details.findings)) throw new HttpError(400, { message: err.message, findings: err.details.findings, skill_name: err.details.skill_name ?? null });
+    if (Array.isArray(err.details.reasons)) throw new HttpError(400, { message: err.message, reasons: err.details.reasons, skill_name: err.details.skill_name ?? null });
     throw new HttpError(400, err.message);
   }
   if (err instanceof SkillValidationError) throw new HttpError(400, err.message);
