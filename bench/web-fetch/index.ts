@@ -18,7 +18,7 @@ import { gfm } from "@joplin/turndown-plugin-gfm";
 import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
 import { envInt, heading, median, percentile, printResultLine, report, round } from "../lib";
-import { decodeBody, htmlToMarkdown, createWebFetchTool } from "../../packages/harness/src/web";
+import { decodeBody, htmlToMarkdown, createWebFetchTool } from "../../packages/harness/src/web-research";
 import { startPageServer } from "../../packages/harness/src/testing/web-doubles";
 import { buildBenchPage } from "./page";
 

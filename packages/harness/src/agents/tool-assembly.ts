@@ -10,8 +10,8 @@ import {
 } from "../builtins/sandbox-tools";
 import type { SandboxToolOptions } from "../builtins/sandbox-tools";
 import type { ToolDefinition } from "../tools";
-import { resolveWebToolEntry, webToolUses } from "../web";
-import type { WebToolContext } from "../web";
+import { resolveWebToolEntry, webToolUses } from "../web-research";
+import type { WebToolContext } from "../web-research";
 
 /** A `tools:` entry of config.yaml. */
 export interface ToolConfigEntry {

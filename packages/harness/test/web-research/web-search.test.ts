@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProviderDouble } from "../../src/testing/web-doubles";
 import type { WebDouble, WebDoubleProvider } from "../../src/testing/web-doubles";
-import { createWebSearchTool } from "../../src/web";
-import { parseRetryAfter, redact } from "../../src/web/provider-http";
-import type { SearchProviderId } from "../../src/web";
+import { createWebSearchTool } from "../../src/web-research";
+import { parseRetryAfter, redact } from "../../src/web-research/provider-http";
+import type { SearchProviderId } from "../../src/web-research";
 import { callTool, framedJson } from "./helpers";
 
 type Hit = { title: string; url: string; content?: string; snippet?: string };

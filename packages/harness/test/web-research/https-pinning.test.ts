@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUrlGuard, httpRequest } from "../../src/web";
+import { createUrlGuard, httpRequest } from "../../src/web-research";
 
 function hasOpenssl(): boolean {
   try {

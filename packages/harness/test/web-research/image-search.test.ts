@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProviderDouble } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";
-import { createImageSearchTool } from "../../src/web";
+import { createImageSearchTool } from "../../src/web-research";
 import { callTool, framedJson } from "./helpers";
 
 type Out = { query: string; total_results: number; results: Array<{ title: string; image_url: string; thumbnail_url: string; source_url?: string; width?: number }>; usage_hint: string };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlockedUrlError, createUrlGuard, httpRequest } from "../../src/web";
-import type { HostResolver } from "../../src/web";
+import { BlockedUrlError, createUrlGuard, httpRequest } from "../../src/web-research";
+import type { HostResolver } from "../../src/web-research";
 import { startPageServer } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";
 

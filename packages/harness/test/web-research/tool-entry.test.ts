@@ -9,7 +9,7 @@ import { parseSandboxConfig } from "../../src/sandbox";
 import type { SandboxProvider } from "../../src/sandbox";
 import { startProviderDouble } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";
-import { resolveWebToolEntry, webToolUses } from "../../src/web";
+import { resolveWebToolEntry, webToolUses } from "../../src/web-research";
 import { callTool, framedJson } from "./helpers";
 
 const FIX = path.resolve(__dirname, "../../../../../shared/fixtures/deerflow");

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/middlewares/prompt-tags";
 import { buildTestPdf, startPageServer, startProviderDouble } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";
-import { createWebFetchTool } from "../../src/web";
-import type { HostResolver, WebToolSettings } from "../../src/web";
+import { createWebFetchTool } from "../../src/web-research";
+import type { HostResolver, WebToolSettings } from "../../src/web-research";
 import { callTool, unframe } from "./helpers";
 
 const FIX = path.resolve(__dirname, "../fixtures/web");

@@ -6,7 +6,7 @@ import { createAgent } from "../../src/runtime";
 import { ScriptedModel } from "../../src/testing";
 import { startPageServer } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";
-import { createWebFetchTool } from "../../src/web";
+import { createWebFetchTool } from "../../src/web-research";
 
 const EVIL = `<html><head><title>Totally normal recipe</title></head><body><article><h1>Totally normal recipe</h1>
 <p>Mix flour, eggs and milk, then rest the batter for an hour before cooking the crepes in a hot pan with butter.</p>

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { decodeBody, htmlToMarkdown } from "../../src/web";
+import { decodeBody, htmlToMarkdown } from "../../src/web-research";
 
 const FIX = path.resolve(__dirname, "../fixtures/web");
 const read = (name: string) => fs.readFileSync(path.join(FIX, name));
