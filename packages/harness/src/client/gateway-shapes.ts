@@ -127,13 +127,17 @@ export function threadSummaryResponse(record: ThreadRecord): ThreadResponse {
 }
 
 /**
- * Status of `GET /threads/{id}`: a checkpoint with pending tasks or
- * interrupts → `interrupted` (unless a run is executing), otherwise the
- * stored status (`idle` when there is no row).
+ * Status of `GET /threads/{id}`: a checkpoint with interrupts, or with
+ * pending tasks after a stop, → `interrupted` (unless a run is executing),
+ * otherwise the stored status (`idle` when there is no row). A run that
+ * failed keeps `error`/`timeout` although its head has a pending task.
  */
 export function deriveThreadStatus(record: ThreadRecord | undefined, snapshot: StateSnapshot | undefined): string {
-  if (snapshot && (snapshot.interrupts.length > 0 || snapshot.next.length > 0) && record?.status !== "running") return "interrupted";
-  return record?.status ?? "idle";
+  const status = record?.status ?? "idle";
+  if (!snapshot || status === "running") return status;
+  if (snapshot.interrupts.length > 0) return "interrupted";
+  if (snapshot.next.length > 0 && status !== "error" && status !== "timeout") return "interrupted";
+  return status;
 }
 
 /**

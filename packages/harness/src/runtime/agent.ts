@@ -5,7 +5,7 @@ import type { AgentState, StateSchema, StateUpdate } from "../state";
 import type { ToolDefinition } from "../tools";
 import { asCheckpointer } from "../checkpoints";
 import type { Checkpointer, CheckpointStore, LoadedCheckpoint } from "../checkpoints";
-import { RunExecution } from "./run-loop";
+import { NEXT_NODES_KEY, RunExecution } from "./run-loop";
 import type { AgentParts } from "./run-loop";
 import type {
   Agent,
@@ -52,13 +52,15 @@ export function assertThreadId(threadId: string): void {
 
 function snapshotOf<S extends AgentState>(loaded: LoadedCheckpoint, schema: StateSchema): StateSnapshot<S> {
   const interrupts = (loaded.record.metadata.interrupts as Interrupt[] | undefined) ?? [];
+  const { [NEXT_NODES_KEY]: pending, ...metadata } = loaded.record.metadata as Record<string, unknown>;
+  const next = interrupts.length ? ["tools"] : Array.isArray(pending) ? (pending as string[]) : [];
   return {
     values: { ...initialState(schema), ...loaded.values } as S,
     checkpointId: loaded.record.checkpointId,
     parentCheckpointId: loaded.record.parentId,
     createdAt: loaded.record.createdAt,
-    metadata: { ...loaded.record.metadata },
-    next: interrupts.length ? ["tools"] : [],
+    metadata,
+    next,
     interrupts,
   };
 }

@@ -48,6 +48,14 @@ export interface AgentParts<S extends AgentState> {
 
 type Phase = "model" | "tools" | "end";
 
+/**
+ * Checkpoint metadata key holding the node the loop runs after that
+ * checkpoint (`["model"]`, `["tools"]`; absent at the end). Snapshots expose
+ * it as `next` (and drop it from `metadata`), so the head of a run that was
+ * cancelled mid-loop says where it would resume, as LangGraph's does.
+ */
+export const NEXT_NODES_KEY = "__next";
+
 /** Tool calls of the last AI message that have no result yet. */
 export function pendingToolCalls(messages: readonly Message[]): { ai: AIMessage; calls: ToolCall[]; invalid: { id: string; name: string; error: string }[] } | undefined {
   let aiIndex = -1;
@@ -229,8 +237,8 @@ export class RunExecution<S extends AgentState> {
    * reads still see the checkpoint (stores flush pending writes before
    * reading). The loop still waits for the commit before going on.
    */
-  private async commit(writer: string, opts: { source?: "input" | "loop" | "fork"; interrupts?: Interrupt[] } = {}): Promise<void> {
-    const { source = "loop", interrupts } = opts;
+  private async commit(writer: string, opts: { source?: "input" | "loop" | "fork"; interrupts?: Interrupt[]; next?: Phase } = {}): Promise<void> {
+    const { source = "loop", interrupts, next } = opts;
     this.stepNo++;
     if (this.options.ephemeral || (this.parent.values === this.state && !interrupts && source !== "input")) {
       this.emit("values", this.state);
@@ -245,6 +253,8 @@ export class RunExecution<S extends AgentState> {
       run_id: this.runId,
       writer,
       ...(interrupts?.length ? { interrupts } : {}),
+      // What the loop runs after this checkpoint (LangGraph's `next`): a run cancelled here can be resumed from it.
+      ...(next && next !== "end" ? { [NEXT_NODES_KEY]: [next] } : {}),
     });
     this.emit("values", this.state);
     const loaded = await saving;
@@ -383,7 +393,7 @@ export class RunExecution<S extends AgentState> {
       // LangGraph streams no `updates` event for the run's input (the first event after metadata is `values`)
       this.apply(input as StateUpdate);
     }
-    await this.commit("__input__", { source: this.options.checkpointId ? "fork" : "input" });
+    await this.commit("__input__", { source: this.options.checkpointId ? "fork" : "input", next: resuming ? "tools" : "model" });
     if (resuming) {
       phase = "tools";
     } else {
@@ -391,7 +401,7 @@ export class RunExecution<S extends AgentState> {
       if (jump === "end") phase = "end";
       else if (jump === "tools") phase = "tools";
       if (this.parent.values !== this.state) {
-        await this.commit("before_agent");
+        await this.commit("before_agent", { next: phase });
       }
     }
     while (phase !== "end") {
@@ -438,11 +448,9 @@ export class RunExecution<S extends AgentState> {
     });
     this.apply({ messages: [message] }, "model");
     const jumpAfter = await this.runHooks("afterModel");
-    await this.commit("model");
-    if (jumpAfter === "end") return "end";
-    if (jumpAfter === "model") return "model";
-    if (jumpAfter === "tools") return "tools";
-    return pendingToolCalls(this.state.messages) ? "tools" : "end";
+    const next: Phase = jumpAfter === "end" || jumpAfter === "model" || jumpAfter === "tools" ? jumpAfter : pendingToolCalls(this.state.messages) ? "tools" : "end";
+    await this.commit("model", { next });
+    return next;
   }
 
   private async toolsPhase(): Promise<{ next: Phase; interrupts?: Interrupt[] }> {
@@ -492,7 +500,7 @@ export class RunExecution<S extends AgentState> {
       for (const m of toolMessages) this.deliver({ mode: "messages", ns: this.ns, data: [m, meta] });
     }
     if (interrupts.length) return { next: "end", interrupts };
-    await this.commit("tools");
+    await this.commit("tools", { next: goto ?? "model" });
     return { next: goto ?? "model" };
   }
 }

@@ -17,7 +17,17 @@ export function stateResponse(threadId: string, snap: StateSnapshot): Record<str
     checkpoint_id: snap.checkpointId,
     parent_checkpoint_id: snap.parentCheckpointId,
     created_at: wireTimestamp(snap.createdAt),
-    tasks: snap.next.map((name, i) => ({ id: `${snap.checkpointId}:${i}`, name, interrupts: snap.interrupts })),
+    // LangGraph's pending-task shape: a run cancelled mid-loop keeps the task it would run next.
+    tasks: snap.next.map((name, i) => ({
+      id: `${snap.checkpointId}:${i}`,
+      name,
+      path: ["__pregel_pull", name],
+      error: null,
+      interrupts: snap.interrupts,
+      checkpoint: null,
+      state: null,
+      result: null,
+    })),
     interrupts: snap.interrupts,
   };
 }
