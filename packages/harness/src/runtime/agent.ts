@@ -5,7 +5,8 @@ import type { AgentState, StateSchema, StateUpdate } from "../state";
 import type { ToolDefinition } from "../tools";
 import { asCheckpointer } from "../checkpoints";
 import type { Checkpointer, CheckpointStore, LoadedCheckpoint } from "../checkpoints";
-import { NEXT_NODES_KEY, RunExecution } from "./run-loop";
+import { NEXT_NODES_KEY } from "./loop-steps";
+import { RunExecution } from "./run-loop";
 import type { AgentParts } from "./run-loop";
 import type {
   Agent,

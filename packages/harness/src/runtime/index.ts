@@ -2,7 +2,7 @@ export { createAgent, assertThreadId, createThreadStateView } from "./agent";
 export type { CreateAgentOptions, ThreadStateView } from "./agent";
 export { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
 export { composeModelCall, composeToolCall, hookOrder } from "./middleware-chain";
-export { pendingToolCalls } from "./run-loop";
+export { pendingToolCalls } from "./loop-steps";
 export { errorToolMessage, normaliseToolResult } from "./tool-step";
 export { INHERITED_CONTEXT_KEYS, runChild } from "./child-run";
 export type { ChildLeaseProvider, ChildRunOptions, RunChildFn } from "./child-run";
