@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { CheckpointError } from "../errors";
+import { randomBytesPooled } from "../messages/ids";
 import type { AgentState } from "../state";
 import { applyDelta, diffState } from "./delta";
 import { MemoryCheckpointStore } from "./memory-store";
@@ -30,7 +30,7 @@ export function newCheckpointId(): string {
   let ticks = BigInt(Date.now()) * 10_000n + GREGORIAN_OFFSET;
   if (ticks <= lastTicks) ticks = lastTicks + 1n;
   lastTicks = ticks;
-  const rnd = randomBytes(8);
+  const rnd = randomBytesPooled(8);
   const hex = (v: bigint, n: number) => v.toString(16).padStart(n, "0");
   const clockSeq = (0x8000 | (rnd.readUInt16BE(0) & 0x3fff)).toString(16);
   return `${hex(ticks >> 28n, 8)}-${hex((ticks >> 12n) & 0xffffn, 4)}-6${hex(ticks & 0xfffn, 3)}-${clockSeq}-${rnd.subarray(2).toString("hex")}`;
@@ -85,13 +85,32 @@ export class Checkpointer {
     return loaded;
   }
 
-  /** Persist `next` as a new checkpoint whose parent holds `prev`. */
+  /** Persist `next` as a new checkpoint whose parent holds `prev`; resolves once it is durable. */
   async save(
     threadId: string,
     parent: { checkpointId: string | null; values: AgentState | undefined },
     next: AgentState,
     metadata: CheckpointMetadata,
   ): Promise<LoadedCheckpoint> {
+    const queued = this.queue(threadId, parent, next, metadata);
+    await queued.durable;
+    return queued.loaded;
+  }
+
+  /**
+   * Queue `next` as a new checkpoint and return it at once, with a promise
+   * that settles when the write is durable. The checkpoint is the thread's
+   * cached head from now on (reads of the store commit queued writes first,
+   * so every reader sees it either way); writes of one store commit in the
+   * order they were queued. If the write fails, the cached head is dropped
+   * and `durable` rejects with a {@link CheckpointError}.
+   */
+  queue(
+    threadId: string,
+    parent: { checkpointId: string | null; values: AgentState | undefined },
+    next: AgentState,
+    metadata: CheckpointMetadata,
+  ): { loaded: LoadedCheckpoint; durable: Promise<void> } {
     const record: CheckpointRecord = {
       threadId,
       checkpointId: newCheckpointId(),
@@ -100,10 +119,13 @@ export class Checkpointer {
       metadata,
       delta: diffState(parent.values, next),
     };
-    await this.store.put(record);
     const loaded = { record, values: next };
+    const durable = this.store.put(record);
     this.remember(threadId, loaded);
-    return loaded;
+    durable.catch(() => {
+      if (this.cache.get(threadId) === loaded) this.cache.delete(threadId);
+    });
+    return { loaded, durable };
   }
 
   /** Checkpoint records of a thread, newest first (no state). */

@@ -71,6 +71,9 @@ export class RunExecution<S extends AgentState> {
   private state!: S;
   private parent: { checkpointId: string | null; values: AgentState | undefined } = { checkpointId: null, values: undefined };
   private stepNo = -1;
+  /** The last queued checkpoint write (settles, never rejects) and the first write failure. */
+  private lastWrite: Promise<void> = Promise.resolve();
+  private writeError: Error | undefined;
   private stepsUsed = 0;
   private modelCalls = 0;
   /** `undefined` until the starting state was loaded. */
@@ -200,21 +203,25 @@ export class RunExecution<S extends AgentState> {
   }
 
   /**
-   * Checkpoint the current state and emit it as `values`. The event goes out
-   * as soon as the write is queued, before it is durable (LangGraph's default
-   * "async" durability): a step's events then reach clients in one write, and
-   * reads still see the checkpoint (stores flush pending writes before
-   * reading). The loop still waits for the commit before going on.
+   * Checkpoint the current state and emit it as `values`. The write is
+   * queued and the loop goes on at once (LangGraph's default "async"
+   * durability): the next model call does not wait for a commit, a step's
+   * events reach clients in one write, and reads still see the checkpoint
+   * (stores commit queued writes before reading; writes commit in the order
+   * they were queued). A write that failed fails the run at its next commit,
+   * and the run returns only once its last write is durable
+   * ({@link settleWrites}).
    */
   private async commit(writer: string, opts: { source?: "input" | "loop" | "fork"; interrupts?: Interrupt[]; next?: Phase } = {}): Promise<void> {
     const { source = "loop", interrupts, next } = opts;
     this.stepNo++;
+    if (this.writeError) throw this.writeError;
     if (this.options.ephemeral || (this.parent.values === this.state && !interrupts && source !== "input")) {
       this.emit("values", this.state);
       return;
     }
     // as in LangGraph, a checkpoint's metadata carries the run's metadata (agent settings, replay markers)
-    const saving = this.parts.checkpointer.save(this.threadId, this.parent, this.state, {
+    const { loaded, durable } = this.parts.checkpointer.queue(this.threadId, this.parent, this.state, {
       ...this.config.metadata,
       parents: {},
       step: this.stepNo,
@@ -226,9 +233,17 @@ export class RunExecution<S extends AgentState> {
       ...(next && next !== "end" ? { [NEXT_NODES_KEY]: [next] } : {}),
     });
     this.emit("values", this.state);
-    const loaded = await saving;
     this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
+    this.lastWrite = durable.catch((err: unknown) => {
+      this.writeError ??= err instanceof Error ? err : new Error(errorMessage(err));
+    });
     this.emit("checkpoints", { checkpoint_id: loaded.record.checkpointId, parent_checkpoint_id: loaded.record.parentId, step: this.stepNo });
+  }
+
+  /** Wait until every queued checkpoint write is durable; the first failed one, if any. */
+  private async settleWrites(): Promise<Error | undefined> {
+    await this.lastWrite;
+    return this.writeError;
   }
 
   private async runHooks(hook: LoopHook): Promise<JumpTarget | undefined> {
@@ -293,11 +308,14 @@ export class RunExecution<S extends AgentState> {
     let result: Omit<RunResult<S>, "outcome">;
     try {
       result = await this.loop(input);
+      const writeError = await this.settleWrites();
+      if (writeError) throw writeError;
       const runError = this.outcome.error;
       if (result.status === "success" && runError) {
         result = { ...result, status: "error", error: new DeerFlowError(runError.type, runError.reason) };
       }
     } catch (err) {
+      await this.settleWrites();
       const cancelled = this.controller.signal.aborted || isAbortError(err);
       result = {
         status: cancelled ? "cancelled" : "error",

@@ -35,13 +35,31 @@ export interface DirOwner {
 export function threadDirs(baseDir: string, threadId: string, userId: string = DEFAULT_USER_ID): ThreadDirs {
   validateId("thread", threadId);
   validateId("user", userId);
-  const userData = path.join(path.resolve(baseDir), "users", userId, "threads", threadId, "user-data");
+  // The ids are single safe path segments (validated above), so plain joins are exact; only the base needs resolving.
+  const userData = `${resolvedBase(baseDir)}${path.sep}users${path.sep}${userId}${path.sep}threads${path.sep}${threadId}${path.sep}user-data`;
   return {
     userData,
-    workspace: path.join(userData, "workspace"),
-    uploads: path.join(userData, "uploads"),
-    outputs: path.join(userData, "outputs"),
+    workspace: `${userData}${path.sep}workspace`,
+    uploads: `${userData}${path.sep}uploads`,
+    outputs: `${userData}${path.sep}outputs`,
   };
+}
+
+/** Resolved absolute base directories (a relative base is resolved against the cwd each time). */
+const resolvedBases = new Map<string, string>();
+
+function resolvedBase(baseDir: string): string {
+  let r = resolvedBases.get(baseDir);
+  if (r === undefined) {
+    r = path.resolve(baseDir);
+    // Without a trailing separator, so the joins above never double it (the root is the one exception: '/').
+    if (r.length > 1 && r.endsWith(path.sep)) r = r.slice(0, -1);
+    if (r === path.sep) r = "";
+    if (!path.isAbsolute(baseDir)) return r;
+    if (resolvedBases.size >= 64) resolvedBases.clear();
+    resolvedBases.set(baseDir, r);
+  }
+  return r;
 }
 
 /**

@@ -61,27 +61,33 @@ export function attachSkills(host: SkillsHost, options: { cwd?: string; modelFac
     },
   });
   host.extensions.skills = registry;
-  // Every run starts with this hook, so it must be cheap: a user's view is re-checked against the files at most
-  // once per VIEW_RECHECK_MS (changes made through the registry refresh it at once; an edit of the files by hand
-  // shows within that time).
-  // Concurrent runs of one user share one check (the promise is kept while it is fresh).
-  const checked = new Map<string, { at: number; done: Promise<unknown> }>();
+  // Every run starts with this hook, so it must be cheap. A user's first run waits for the view to exist; after
+  // that the view is re-checked against the files at most once per VIEW_RECHECK_MS, in the background: a run never
+  // waits for a re-check, it sees the view as of the last check (changes made through the registry refresh it at
+  // once; an edit of the files by hand shows within that time). Concurrent runs of one user share one check.
+  const checked = new Map<string, { at: number; done: Promise<unknown>; ready: boolean }>();
+  const recheck = (userId: string, now: number, ready: boolean): { at: number; done: Promise<unknown>; ready: boolean } => {
+    const entry = { at: now, done: registry.ensureView(userId), ready };
+    checked.delete(userId);
+    checked.set(userId, entry);
+    entry.done.then(
+      () => (entry.ready = true),
+      (err: unknown) => {
+        // A failed check is retried by the next run (which waits for it unless an earlier view exists).
+        if (checked.get(userId) === entry) checked.set(userId, { ...entry, at: 0 });
+        if (ready) options.log?.(`[deerflow] skills view of ${userId} could not be refreshed: ${(err as Error)?.message ?? String(err)}`);
+      },
+    );
+    while (checked.size > 1000) checked.delete(checked.keys().next().value as string);
+    return entry;
+  };
   host.recorder.addHook({
     name: "skills",
     async runStarted({ userId }) {
       const now = Date.now();
       let entry = checked.get(userId);
-      if (!entry || now - entry.at >= VIEW_RECHECK_MS) {
-        const done = registry.ensureView(userId);
-        entry = { at: now, done };
-        checked.delete(userId);
-        checked.set(userId, entry);
-        done.catch(() => {
-          if (checked.get(userId)?.done === done) checked.delete(userId);
-        });
-        while (checked.size > 1000) checked.delete(checked.keys().next().value as string);
-      }
-      await entry.done;
+      if (!entry || now - entry.at >= VIEW_RECHECK_MS) entry = recheck(userId, now, entry?.ready ?? false);
+      if (!entry.ready) await entry.done;
     },
   });
   return registry;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ValidationError } from "../errors";
 import { SAFE_ID, VIRTUAL_OUTPUTS, VIRTUAL_WORKSPACE } from "../sandbox";
@@ -25,6 +25,8 @@ export interface RecordWorkspaceOptions {
  * chat that writes no files), so the hot path writes nothing at all.
  */
 export function workspaceIsPristine(dirs: ThreadDirs): boolean {
+  // Most threads never get a file: one stat of the thread's directory answers for them (no failing readdirs).
+  if (!statSync(path.dirname(dirs.userData), { throwIfNoEntry: false })) return true;
   if (existsSync(path.join(workspaceChangesDir(dirs), "latest.json"))) return false;
   for (const dir of [dirs.outputs, dirs.workspace]) {
     try {

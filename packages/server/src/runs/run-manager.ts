@@ -54,7 +54,11 @@ interface InternalRun extends LiveRun {
   cancelAction?: CancelAction;
   timedOut: boolean;
   started: boolean;
-  /** Resolves once the run record is stored; a run executes only after that. */
+  /**
+   * Settles once the run record is stored. The run does not wait for it (its
+   * record and checkpoints commit in the order they were queued); if it
+   * fails, the run is stopped and what it wrote is rolled back.
+   */
   stored: Promise<void>;
   resolveDone: () => void;
 }
@@ -70,6 +74,9 @@ const HARNESS_MODE: Record<ClientStreamMode, StreamMode> = {
 };
 
 const EVENT_NAME: Partial<Record<StreamMode, string>> = { messages: "messages" };
+
+/** The stream's error when a run's record could not be stored. */
+const STORE_FAILED = "Could not store the run";
 
 function now(): string {
   return new Date().toISOString();
@@ -251,7 +258,7 @@ export class RunManager {
       controller: new AbortController(),
       timedOut: false,
       started: false,
-      // Both writes are queued now, in this order, and commit in one transaction.
+      // Both writes are queued now, before anything the run writes, and commit with the next group commit.
       stored: this.runtime.recorder.begin(record),
       resolveDone,
     };
@@ -265,7 +272,7 @@ export class RunManager {
       this.queues.set(threadId, q);
     }
     const persisted = run.stored.catch((err: unknown) => {
-      this.dropUnstored(run, err);
+      this.storeFailed(run, err);
       throw err;
     });
     if (options.waitForStore === false) {
@@ -276,8 +283,18 @@ export class RunManager {
     return run;
   }
 
-  /** The run's record could not be stored: release its place and end its stream with an error. */
-  private dropUnstored(run: InternalRun, err: unknown): void {
+  /**
+   * The run's record could not be stored. A run that is executing is stopped
+   * ({@link finish} rolls back what it wrote and ends its stream with an
+   * error); a queued one is dropped from its queue.
+   */
+  private storeFailed(run: InternalRun, err: unknown): void {
+    this.options.log(`[gateway] could not store run ${run.runId}: ${(err as Error)?.message ?? String(err)}`);
+    if (TERMINAL_RUN_STATUSES.has(run.status)) return;
+    if (run.started) {
+      run.controller.abort(new RunCancelledError("store"));
+      return;
+    }
     const { threadId, runId } = run;
     this.live.delete(runId);
     if (this.active.get(threadId) === run) {
@@ -289,21 +306,17 @@ export class RunManager {
       const at = q.indexOf(run);
       if (at >= 0) q.splice(at, 1);
     }
-    this.options.log(`[gateway] could not store run ${runId}: ${(err as Error)?.message ?? String(err)}`);
     run.status = "error";
-    run.buffer.publish("error", { message: "Could not store the run", name: "StoreError" });
+    run.buffer.publish("error", { message: STORE_FAILED, name: "StoreError" });
     run.buffer.close();
     run.resolveDone();
   }
 
-  /** Make the run its thread's active run; it executes once its record is stored. */
+  /** Make the run its thread's active run and execute it. */
   private start(run: InternalRun): void {
     run.started = true;
     this.active.set(run.threadId, run);
-    void run.stored.then(
-      () => this.execute(run),
-      () => undefined, // dropUnstored() releases the thread
-    );
+    void this.execute(run);
   }
 
   /** One harness event into the run's stream (the harness already sends only the requested modes). */
@@ -352,9 +365,18 @@ export class RunManager {
   }
 
   private async finish(run: InternalRun, result: RunResult | undefined, failure: unknown): Promise<void> {
+    // Settled by now unless the run wrote nothing (its writes commit after its record).
+    const storeError = await run.stored.then(
+      () => undefined,
+      (err: unknown) => err ?? new Error("store failed"),
+    );
     let status: RunStatus;
     let error: string | null = null;
-    if (run.cancelAction === "rollback") {
+    if (storeError !== undefined) {
+      status = "error";
+      error = STORE_FAILED;
+      run.buffer.publish("error", { message: error, name: "StoreError" });
+    } else if (run.cancelAction === "rollback") {
       status = "error";
       error = "Rolled back by user";
     } else if (run.timedOut) {
@@ -381,8 +403,9 @@ export class RunManager {
       error = "Run ended without a result";
     }
 
-    // A run that never loaded its thread committed nothing: nothing to roll back.
-    const rolledBack = run.cancelAction === "rollback";
+    // A run that never loaded its thread committed nothing: nothing to roll back. A run without a stored record
+    // leaves nothing behind either.
+    const rolledBack = run.cancelAction === "rollback" || storeError !== undefined;
     if (rolledBack && result && result.startCheckpointId !== undefined) {
       await this.rollback(run.threadId, result.startCheckpointId).catch((err: unknown) =>
         this.options.log(`[gateway] rollback of run ${run.runId} failed: ${(err as Error)?.message ?? String(err)}`),

@@ -48,109 +48,159 @@ interface SseSink {
 export type SseSource = (push: (item: SubscriberItem) => void) => () => void;
 
 /**
- * Drive a push subscription into a sink: frames produced in the same tick
- * are coalesced into one write, `: heartbeat` after `heartbeatMs` idle, and
- * the source is detached when the client disconnects. Returns the
- * disconnect function (for sink-level close events).
+ * One heartbeat clock per tick length for every open stream (instead of an
+ * interval timer per response): each tick asks every stream on it whether it
+ * has been idle for its heartbeat interval.
  */
-function pumpSse(source: SseSource, options: SseResponseOptions, sink: SseSink): () => void {
-  let finished = false;
-  let ended = false;
-  let timer: ReturnType<typeof setInterval> | undefined;
-  let lastWrite = Date.now();
-  let pending = "";
-  let scheduled = false;
-  let headersFlushed = false;
-  let detach: (() => void) | undefined;
+const heartbeatClocks = new Map<number, { timer: ReturnType<typeof setInterval>; pumps: Set<SsePump> }>();
 
-  const stop = (): void => {
-    if (timer) clearInterval(timer);
-    timer = undefined;
-    options.requestSignal?.removeEventListener("abort", disconnect);
-    detach?.();
-  };
-  function disconnect(): void {
-    if (finished) return;
-    finished = true;
-    stop();
-    options.onDisconnect?.();
+function joinClock(tick: number, pump: SsePump): void {
+  let clock = heartbeatClocks.get(tick);
+  if (!clock) {
+    const pumps = new Set<SsePump>();
+    const timer = setInterval(() => {
+      const now = Date.now();
+      for (const p of pumps) p.beat(now);
+    }, tick);
+    clock = { timer, pumps };
+    heartbeatClocks.set(tick, clock);
   }
-  options.requestSignal?.addEventListener("abort", disconnect, { once: true });
+  clock.pumps.add(pump);
+}
 
-  const flush = (): void => {
-    scheduled = false;
-    if (finished && !ended) return;
-    if (pending) {
-      headersFlushed = true;
-      const text = pending;
-      pending = "";
+function leaveClock(tick: number, pump: SsePump): void {
+  const clock = heartbeatClocks.get(tick);
+  if (!clock || !clock.pumps.delete(pump) || clock.pumps.size) return;
+  clearInterval(clock.timer);
+  heartbeatClocks.delete(tick);
+}
+
+/**
+ * Drives a push subscription into a sink: frames produced in the same tick
+ * are coalesced into one write, `: heartbeat` after `heartbeatMs` idle, and
+ * the source is detached when the client disconnects. A class rather than
+ * closures: one is made per streaming response.
+ */
+class SsePump {
+  private finished = false;
+  private ended = false;
+  private lastWrite = Date.now();
+  private pending = "";
+  private scheduled = false;
+  private headersFlushed = false;
+  private detach: (() => void) | undefined;
+  private readonly tick: number;
+  /** Bound once: the source calls it for every item. */
+  readonly push = (item: SubscriberItem): void => this.onItem(item);
+  /** Bound once: the sink's close events and the request signal call it. */
+  readonly disconnect = (): void => this.onDisconnect();
+  private readonly flushBound = (): void => this.flush();
+
+  constructor(
+    source: SseSource,
+    private readonly options: SseResponseOptions,
+    private readonly sink: SseSink,
+  ) {
+    options.requestSignal?.addEventListener("abort", this.disconnect, { once: true });
+    // Headers go out promptly even when the first event is still to come.
+    this.schedule();
+    this.tick = Math.max(5, Math.min(1000, Math.floor(options.heartbeatMs / 2)));
+    joinClock(this.tick, this);
+    try {
+      this.detach = source(this.push);
+    } catch (err) {
+      this.finish(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }) + END_FRAME);
+    }
+    if (this.finished) this.detach?.();
+  }
+
+  /** Heartbeat check (called by the shared clock). */
+  beat(now: number): void {
+    if (now - this.lastWrite >= this.options.heartbeatMs) this.write(HEARTBEAT_FRAME);
+  }
+
+  private stop(): void {
+    leaveClock(this.tick, this);
+    this.options.requestSignal?.removeEventListener("abort", this.disconnect);
+    this.detach?.();
+  }
+
+  private onDisconnect(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.stop();
+    this.options.onDisconnect?.();
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.finished && !this.ended) return;
+    if (this.pending) {
+      this.headersFlushed = true;
+      const text = this.pending;
+      this.pending = "";
       try {
-        sink.write(text);
+        this.sink.write(text);
       } catch {
-        disconnect();
+        this.onDisconnect();
         return;
       }
-    } else if (!headersFlushed) {
-      headersFlushed = true;
+    } else if (!this.headersFlushed) {
+      this.headersFlushed = true;
       try {
-        sink.flushHeaders();
+        this.sink.flushHeaders();
       } catch {
-        disconnect();
+        this.onDisconnect();
         return;
       }
     }
-    if (ended) {
-      ended = false;
+    if (this.ended) {
+      this.ended = false;
       try {
-        sink.end();
+        this.sink.end();
       } catch {
         /* already closed */
       }
     }
-  };
-  const schedule = (): void => {
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
-  const write = (text: string): void => {
-    if (finished) return;
-    pending += text;
-    lastWrite = Date.now();
-    schedule();
-  };
-  /** Last frame written: detach, then send what is pending and end the response in the next flush. */
-  const finish = (last: string): void => {
-    if (finished) return;
-    write(last);
-    finished = true;
-    ended = true;
-    stop();
-  };
-  // Headers go out promptly even when the first event is still to come.
-  schedule();
-  const tick = Math.max(5, Math.min(1000, Math.floor(options.heartbeatMs / 2)));
-  timer = setInterval(() => {
-    if (Date.now() - lastWrite >= options.heartbeatMs) write(HEARTBEAT_FRAME);
-  }, tick);
-  const push = (item: SubscriberItem): void => {
-    if (finished) return;
-    try {
-      if (item.kind === "event") write(formatFrame(item.event.event, item.event.data, item.event.id));
-      else if (item.kind === "gap") finish(formatFrame("gap", item.data));
-      else finish(END_FRAME);
-    } catch (err) {
-      finish(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }) + END_FRAME);
-    }
-  };
-  try {
-    detach = source(push);
-  } catch (err) {
-    finish(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }) + END_FRAME);
   }
-  if (finished) detach?.();
-  return disconnect;
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flushBound);
+  }
+
+  private write(text: string): void {
+    if (this.finished) return;
+    this.pending += text;
+    this.lastWrite = Date.now();
+    this.schedule();
+  }
+
+  /** Last frame written: detach, then send what is pending and end the response in the next flush. */
+  private finish(last: string): void {
+    if (this.finished) return;
+    this.write(last);
+    this.finished = true;
+    this.ended = true;
+    this.stop();
+  }
+
+  private onItem(item: SubscriberItem): void {
+    if (this.finished) return;
+    try {
+      if (item.kind === "event") this.write(formatFrame(item.event.event, item.event.data, item.event.id));
+      else if (item.kind === "gap") this.finish(formatFrame("gap", item.data));
+      else this.finish(END_FRAME);
+    } catch (err) {
+      this.finish(formatFrame("error", { message: "Stream failed", name: (err as Error)?.name ?? "Error" }) + END_FRAME);
+    }
+  }
+}
+
+/** Start pumping `source` into `sink`; returns the disconnect function (for sink-level close events). */
+function pumpSse(source: SseSource, options: SseResponseOptions, sink: SseSink): () => void {
+  return new SsePump(source, options, sink).disconnect;
 }
 
 /**

@@ -52,11 +52,43 @@ describe("RunManager", () => {
     const text = await res.text();
     expect(text).toContain('event: error\ndata: {"message":"Could not store the run","name":"StoreError"}');
     expect(text.endsWith("event: end\ndata: null\n\n")).toBe(true);
-    expect(gw.model.callCount).toBe(0);
+    // nothing of the run stays on the thread (it had no state before)
+    expect((await fetch(`${gw.url}/api/threads/${tid}/state`)).status).toBe(404);
     // the thread is not left reserved: the next run goes through
     const again = await postJson(`${gw.url}/api/threads/${tid}/runs/wait`, { input: humanInput("q2") });
     expect(again.status).toBe(200);
+    const values = (await again.json()) as { messages: Array<{ content: unknown }> };
+    expect(values.messages.map((m) => m.content)).toEqual([[{ type: "text", text: "q2" }], "answer"]);
+  });
+
+  it("a run that executed before its record failed to store is stopped and rolled back", async () => {
+    // The run starts without waiting for its record's commit: here the store fails only after the run has
+    // called the model and committed checkpoints.
+    gw = await startTestGateway({ steps: [{ text: "answer", delayMs: 10 }, "second"] });
+    const stores = gw.gateway.stores;
+    const create = stores.runs.create.bind(stores.runs);
+    let failNext = true;
+    stores.runs.create = async (rec) => {
+      if (failNext) {
+        failNext = false;
+        await new Promise((r) => setTimeout(r, 150));
+        throw new Error("disk full");
+      }
+      return create(rec);
+    };
+    const tid = await newThread(gw.url);
+    const res = await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("q"), stream_mode: ["values"] });
+    const text = await res.text();
     expect(gw.model.callCount).toBe(1);
+    expect(text).toContain('"content":"answer"'); // it ran…
+    expect(text).toContain('event: error\ndata: {"message":"Could not store the run","name":"StoreError"}'); // …then failed
+    expect(text.endsWith("event: end\ndata: null\n\n")).toBe(true);
+    // its checkpoints were committed, then rolled back: the thread has no state, as before the run
+    expect((await fetch(`${gw.url}/api/threads/${tid}/state`)).status).toBe(404);
+    const runs = (await (await fetch(`${gw.url}/api/threads/${tid}/runs`)).json()) as unknown[];
+    expect(runs).toEqual([]);
+    const thread = (await (await fetch(`${gw.url}/api/threads/${tid}`)).json()) as { status: string };
+    expect(thread.status).not.toBe("running");
   });
 
   it("a queued run whose record cannot be stored is dropped without disturbing the runs around it", async () => {
