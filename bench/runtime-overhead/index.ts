@@ -112,7 +112,7 @@ async function main(): Promise<void> {
         const snap = await ours.agent.getState(threadId);
         const messages = snap?.values.messages ?? [];
         const raw = rawBytes(messages);
-        const stored = ours.store.storedBytes(threadId);
+        const stored = await ours.store.storedBytes(threadId);
         storedOverRaw = stored / raw;
         report(`messages in thread after ${cfg.threadTurns} turns`, `${messages.length}`);
         report(`raw message bytes (sum of JSON.stringify per message)`, `${raw}`);

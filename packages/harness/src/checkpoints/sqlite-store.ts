@@ -9,6 +9,8 @@ import type { WriteBatcher } from "../sqlite";
 
 type Db = Database.Database;
 
+const INSERT_SQL = `INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, created_at, metadata, delta) VALUES (?, ?, ?, ?, ?, ?)`;
+
 interface Row {
   thread_id: string;
   checkpoint_id: string;
@@ -40,14 +42,12 @@ export class SqliteCheckpointStore implements CheckpointStore {
   private readonly walWorker?: WalCheckpointWorker;
   private readonly batcher: WriteBatcher;
   private readonly stmts: {
-    insert: Database.Statement;
     latest: Database.Statement;
     byId: Database.Statement;
     all: Database.Statement;
     listAll: Database.Statement;
     listBefore: Database.Statement;
     rowidOf: Database.Statement;
-    del: Database.Statement;
   };
 
   /** Open (or create) a store at `path` (`:memory:` works), or reuse an open database. */
@@ -91,14 +91,12 @@ export class SqliteCheckpointStore implements CheckpointStore {
     `);
     const cols = "thread_id, checkpoint_id, parent_id, created_at, metadata, delta";
     this.stmts = {
-      insert: this.db.prepare(`INSERT INTO checkpoints (${cols}) VALUES (?, ?, ?, ?, ?, ?)`),
       latest: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`),
       byId: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
       all: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq ASC`),
       listAll: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`),
       listBefore: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
       rowidOf: this.db.prepare(`SELECT seq FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
-      del: this.db.prepare(`DELETE FROM checkpoints WHERE thread_id = ?`),
     };
     this.batcher = batcherFor(this.db);
   }
@@ -109,34 +107,34 @@ export class SqliteCheckpointStore implements CheckpointStore {
    * has committed, so "saved" still means "on disk".
    */
   async put(record: CheckpointRecord): Promise<void> {
-    const args = [
+    const params = [
       record.threadId,
       record.checkpointId,
       record.parentId,
       record.createdAt,
       JSON.stringify(record.metadata),
       JSON.stringify(record.delta),
-    ] as const;
+    ];
     try {
-      await this.batcher.write(() => this.stmts.insert.run(...args), [`checkpoints:${record.threadId}`]);
+      await this.batcher.write({ sql: INSERT_SQL, params }, [`checkpoints:${record.threadId}`]);
     } catch (err) {
       throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, { cause: err });
     }
   }
 
-  /** Commit first if `threadId` has pending writes (so a read sees them). */
-  private flushFor(threadId: string): void {
-    this.batcher.flushIfPending(`checkpoints:${threadId}`);
+  /** Commit the pending writes of `threadId` first and wait for them (so a read sees them). */
+  private settle(threadId: string): Promise<void> {
+    return this.batcher.settle(`checkpoints:${threadId}`);
   }
 
   async get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined> {
-    this.flushFor(threadId);
+    await this.settle(threadId);
     const row = (checkpointId ? this.stmts.byId.get(threadId, checkpointId) : this.stmts.latest.get(threadId)) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   async chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]> {
-    this.flushFor(threadId);
+    await this.settle(threadId);
     const rows = this.stmts.all.all(threadId) as Row[];
     const byId = new Map(rows.map((r) => [r.checkpoint_id, r]));
     const out: CheckpointRecord[] = [];
@@ -149,7 +147,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async list(threadId: string, options: ListCheckpointOptions = {}): Promise<CheckpointRecord[]> {
-    this.flushFor(threadId);
+    await this.settle(threadId);
     const limit = options.limit ?? -1;
     if (options.before) {
       const seq = this.stmts.rowidOf.get(threadId, options.before) as { seq: number } | undefined;
@@ -160,13 +158,12 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    this.flushFor(threadId);
-    this.stmts.del.run(threadId);
+    await this.batcher.write({ sql: `DELETE FROM checkpoints WHERE thread_id = ?`, params: [threadId] }, [`checkpoints:${threadId}`]);
   }
 
   /** Total bytes of stored deltas + metadata for a thread (for storage benchmarks). */
-  storedBytes(threadId: string): number {
-    this.flushFor(threadId);
+  async storedBytes(threadId: string): Promise<number> {
+    await this.settle(threadId);
     const row = this.db
       .prepare(`SELECT COALESCE(SUM(LENGTH(delta) + LENGTH(metadata)), 0) AS n FROM checkpoints WHERE thread_id = ?`)
       .get(threadId) as { n: number };
@@ -174,7 +171,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   async close(): Promise<void> {
-    this.batcher.flush();
+    await this.batcher.close();
     await this.walWorker?.close();
     if (this.ownsDb && this.db.open) this.db.close();
   }

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { batcherFor } from "../sqlite";
-import type { WriteBatcher } from "../sqlite";
+import type { WriteBatcher, WriteStep } from "../sqlite";
 import { compareThreads, matchesMetadata } from "./ordering";
 import type {
   MessageRow,
@@ -158,19 +158,19 @@ abstract class StatementCache {
     this.batcher = batcherFor(db);
   }
 
-  /** Queue a write (committed with the other writes of this tick); `keys` name the rows it touches. */
-  protected write(fn: () => void, keys?: string[]): Promise<void> {
-    return this.batcher.write(fn, keys);
+  /** Queue a write (committed with the other writes queued meanwhile); `keys` name the rows it touches. */
+  protected write(sql: string, params: readonly unknown[], keys?: string[]): Promise<void> {
+    return this.batcher.write({ sql, params }, keys);
   }
 
-  /** Commit pending writes first if one of them touches `key` (so the read sees it). */
-  protected flushFor(key: string): void {
-    this.batcher.flushIfPending(key);
+  /** Queue a write of several statements that succeed or fail together. */
+  protected writeAll(steps: WriteStep[], keys?: string[]): Promise<void> {
+    return this.batcher.write(steps, keys);
   }
 
-  /** Commit pending writes now (before a read, so reads see them). */
-  protected flushWrites(): void {
-    this.batcher.flush();
+  /** Before reading `key`: commit the pending writes that touch it and wait for them (so the read sees them). */
+  protected settle(key: string): Promise<void> {
+    return this.batcher.settle(key);
   }
 
   protected stmt(sql: string): Database.Statement {
@@ -186,14 +186,15 @@ abstract class StatementCache {
 /** {@link ThreadStore} over the `gw_threads` table. */
 export class SqliteThreadStore extends StatementCache implements ThreadStore {
   async create(t: ThreadRecord): Promise<void> {
-    return this.write(() => this.stmt(
-        `INSERT INTO gw_threads(thread_id,user_id,status,metadata,display_name,created_at,updated_at) VALUES (?,?,?,?,?,?,?)`,
-      )
-      .run(t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt), [`thread:${t.threadId}`, "threads-any"]);
+    return this.write(
+      `INSERT INTO gw_threads(thread_id,user_id,status,metadata,display_name,created_at,updated_at) VALUES (?,?,?,?,?,?,?)`,
+      [t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt],
+      [`thread:${t.threadId}`, "threads-any"],
+    );
   }
 
   async get(threadId: string): Promise<ThreadRecord | undefined> {
-    this.flushFor(`thread:${threadId}`);
+    await this.settle(`thread:${threadId}`);
     const r = this.stmt(`SELECT * FROM gw_threads WHERE thread_id = ?`).get(threadId) as Row | undefined;
     return r ? toThread(r) : undefined;
   }
@@ -206,15 +207,15 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
   async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
     const { sql, values } = patchStatement("gw_threads", THREAD_COLUMNS, patch, "thread_id", threadId);
     if (!sql) return;
-    return this.write(() => this.stmt(sql).run(...values), [`thread:${threadId}`, "threads-any"]);
+    return this.write(sql, values, [`thread:${threadId}`, "threads-any"]);
   }
 
   async delete(threadId: string): Promise<void> {
-    return this.write(() => this.stmt(`DELETE FROM gw_threads WHERE thread_id = ?`).run(threadId), [`thread:${threadId}`, "threads-any"]);
+    return this.write(`DELETE FROM gw_threads WHERE thread_id = ?`, [threadId], [`thread:${threadId}`, "threads-any"]);
   }
 
   async search(f: ThreadSearch): Promise<ThreadRecord[]> {
-    this.flushFor("threads-any");
+    await this.settle("threads-any");
     const rows = (this.stmt(`SELECT * FROM gw_threads WHERE user_id = ?`).all(f.userId) as Row[]).map(toThread);
     const filtered = rows.filter((t) => (!f.status || t.status === f.status) && matchesMetadata(t.metadata, f.metadata));
     filtered.sort(compareThreads);
@@ -222,7 +223,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
   }
 
   async listRunning(): Promise<ThreadRecord[]> {
-    this.flushFor("threads-any");
+    await this.settle("threads-any");
     return (this.stmt(`SELECT * FROM gw_threads WHERE status = 'running'`).all() as Row[]).map(toThread);
   }
 }
@@ -230,11 +231,10 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
 /** {@link RunStore} over the `gw_runs` table. */
 export class SqliteRunStore extends StatementCache implements RunStore {
   async create(r: RunRecord): Promise<void> {
-    return this.write(() => this.stmt(
-        `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name)
+    return this.write(
+      `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name)
          VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      )
-      .run(
+      [
         r.runId,
         r.threadId,
         r.userId,
@@ -249,11 +249,13 @@ export class SqliteRunStore extends StatementCache implements RunStore {
         r.stopReason,
         r.error,
         r.modelName,
-      ), [`run:${r.runId}`, "runs-any"]);
+      ],
+      [`run:${r.runId}`, "runs-any"],
+    );
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    this.flushFor(`run:${runId}`);
+    await this.settle(`run:${runId}`);
     const r = this.stmt(`SELECT * FROM gw_runs WHERE run_id = ?`).get(runId) as Row | undefined;
     return r ? toRun(r) : undefined;
   }
@@ -266,30 +268,30 @@ export class SqliteRunStore extends StatementCache implements RunStore {
   async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
     const { sql, values } = patchStatement("gw_runs", RUN_COLUMNS, patch, "run_id", runId);
     if (!sql) return;
-    return this.write(() => this.stmt(sql).run(...values), [`run:${runId}`, "runs-any"]);
+    return this.write(sql, values, [`run:${runId}`, "runs-any"]);
   }
 
   async listByThread(threadId: string): Promise<RunRecord[]> {
-    this.flushFor("runs-any");
+    await this.settle("runs-any");
     return (
       this.stmt(`SELECT * FROM gw_runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC`).all(threadId) as Row[]
     ).map(toRun);
   }
 
   async deleteByThread(threadId: string): Promise<void> {
-    return this.write(() => this.stmt(`DELETE FROM gw_runs WHERE thread_id = ?`).run(threadId), ["*"]);
+    return this.write(`DELETE FROM gw_runs WHERE thread_id = ?`, [threadId], ["*"]);
   }
 
   async recoverOrphans(now: string): Promise<RunRecord[]> {
-    this.flushFor("runs-any");
+    await this.settle("runs-any");
     const rows = (this.stmt(`SELECT * FROM gw_runs WHERE status IN ('pending','running')`).all() as Row[]).map(toRun);
-    const stmt = this.stmt(
-      `UPDATE gw_runs SET status='error', stop_reason='orphan_recovered', error=?, updated_at=? WHERE run_id=?`,
-    );
-    const tx = this.db.transaction(() => {
-      for (const r of rows) stmt.run("The server stopped while this run was in progress", now, r.runId);
-    });
-    tx();
+    if (rows.length) {
+      const sql = `UPDATE gw_runs SET status='error', stop_reason='orphan_recovered', error=?, updated_at=? WHERE run_id=?`;
+      await this.writeAll(
+        rows.map((r) => ({ sql, params: ["The server stopped while this run was in progress", now, r.runId] })),
+        ["runs-any", ...rows.map((r) => `run:${r.runId}`)],
+      );
+    }
     return rows.map((r) => ({ ...r, status: "error", stopReason: "orphan_recovered", updatedAt: now }));
   }
 }
@@ -299,22 +301,18 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
   async record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void> {
     // One statement per message: a message already in the transcript (same id) keeps its row, run and
     // position and gets the new content.
-    const upsert = this.stmt(
-      `INSERT INTO gw_messages(thread_id,run_id,message_id,message_type,content,created_at) VALUES (?,?,?,?,?,?)
-       ON CONFLICT(thread_id, message_id) DO UPDATE SET content = excluded.content`,
-    );
-    const rows: Array<[string, string, string]> = [];
+    const sql = `INSERT INTO gw_messages(thread_id,run_id,message_id,message_type,content,created_at) VALUES (?,?,?,?,?,?)
+       ON CONFLICT(thread_id, message_id) DO UPDATE SET content = excluded.content`;
+    const steps: WriteStep[] = [];
     for (const m of messages) {
-      if (typeof m.id === "string" && m.id) rows.push([m.id, String(m.type ?? "unknown"), JSON.stringify(m)]);
+      if (typeof m.id === "string" && m.id) steps.push({ sql, params: [threadId, runId, m.id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt] });
     }
-    if (!rows.length) return;
-    return this.write(() => {
-      for (const [id, type, content] of rows) upsert.run(threadId, runId, id, type, content, createdAt);
-    }, [`messages:${threadId}`]);
+    if (!steps.length) return;
+    return this.writeAll(steps, [`messages:${threadId}`]);
   }
 
   async page(threadId: string, options: { limit: number; beforeSeq?: number }): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
-    this.flushFor(`messages:${threadId}`);
+    await this.settle(`messages:${threadId}`);
     const before = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     const rows = this.stmt(`SELECT * FROM gw_messages WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
       .all(threadId, before, options.limit + 1) as Row[];
@@ -334,13 +332,13 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
   }
 
   async runIds(threadId: string): Promise<Map<string, string>> {
-    this.flushFor(`messages:${threadId}`);
+    await this.settle(`messages:${threadId}`);
     const rows = this.stmt(`SELECT message_id, run_id FROM gw_messages WHERE thread_id = ?`).all(threadId) as Row[];
     return new Map(rows.map((r) => [r.message_id as string, r.run_id as string]));
   }
 
   async deleteByThread(threadId: string): Promise<void> {
-    return this.write(() => this.stmt(`DELETE FROM gw_messages WHERE thread_id = ?`).run(threadId), [`messages:${threadId}`]);
+    return this.write(`DELETE FROM gw_messages WHERE thread_id = ?`, [threadId], [`messages:${threadId}`]);
   }
 }
 
@@ -374,7 +372,7 @@ export function openSqliteStores(target: string | Database.Database): Persistenc
     runs: new SqliteRunStore(db),
     messages: new SqliteMessageStore(db),
     async close() {
-      batcherFor(db).flush();
+      await batcherFor(db).close();
       if (owned && db.open) db.close();
     },
   };

@@ -1,1 +1,2 @@
-export { batcherFor, WriteBatcher } from "./write-batcher";
+export { batcherFor, DEFAULT_COMMIT_WINDOW_MS, WriteBatcher } from "./write-batcher";
+export type { WriteBatcherOptions, WriteStep } from "./write-batcher";

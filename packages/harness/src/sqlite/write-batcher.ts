@@ -1,4 +1,8 @@
 import type Database from "better-sqlite3";
+import { InlineWriter, SqliteWriterWorker, writerWorkerWanted } from "./writer";
+import type { BatchOutcome, WriteStep } from "./writer";
+
+export type { WriteStep } from "./writer";
 
 /**
  * How long writes may wait to share a commit while the database is busy
@@ -12,25 +16,48 @@ export const DEFAULT_COMMIT_WINDOW_MS = 2;
 export interface WriteBatcherOptions {
   /** Minimum time between two commits of queued writes (default {@link DEFAULT_COMMIT_WINDOW_MS}; 0 = every turn). */
   commitWindowMs?: number;
+  /**
+   * Run the statements on a worker thread with its own connection (default:
+   * yes for a database file, unless `DEERFLOW_SQLITE_INLINE_WRITES` is set;
+   * never for `:memory:`, which a second connection cannot see).
+   */
+  worker?: boolean;
+}
+
+interface Item {
+  steps: WriteStep[];
+  resolve(): void;
+  reject(e: unknown): void;
 }
 
 /**
- * Groups writes into one transaction: one WAL commit instead of one per
+ * The write queue of one SQLite connection, shared by every store on it.
+ *
+ * Writes are grouped into one transaction: one WAL commit instead of one per
  * statement. Writes queued while the last commit is older than the commit
- * window are committed on the next event-loop turn; writes queued sooner
- * wait for the window to end, so a busy server commits at most once per
- * window. A write's promise resolves after its transaction committed; reads
- * commit the pending writes they depend on first, so they never see stale rows.
+ * window are committed on the next event-loop turn; writes queued sooner wait
+ * for the window to end, so a busy server commits at most once per window.
+ * Batches commit in the order they were queued. On a database file the
+ * statements run on a worker thread (its own connection, WAL), so commits never
+ * take the event loop's time; the main connection only reads.
+ *
+ * A write's promise resolves after its transaction committed; a failing
+ * statement rejects only its own write. Reads call {@link settle} with the
+ * row key they read, which commits the pending writes of that row first, so
+ * a read never sees a row older than a write that was already queued.
  */
 export class WriteBatcher {
-  private queue: Array<{ fn: () => void; resolve(): void; reject(e: unknown): void }> = [];
+  private queue: Item[] = [];
+  /** Rows with queued writes (`thread:<id>`, `run:<id>`…); `*` = a write touching unknown rows. */
+  private queueKeys = new Set<string>();
+  /** Batches handed to the worker and not committed yet, with the rows they touch. */
+  private readonly inflight = new Set<{ keys: Set<string>; done: Promise<void> }>();
   private scheduled = false;
   private lastCommit = 0;
   private readonly windowMs: number;
-  /** Rows with pending writes (`thread:<id>`, `run:<id>`…); `*` = a write touching unknown rows. */
-  private readonly pendingKeys = new Set<string>();
-  /** Runs a batch in one transaction (built once: `db.transaction()` is not free). */
-  private readonly runBatch: (batch: Array<{ fn: () => void }>, errors: Map<number, unknown>) => void;
+  private readonly inline: InlineWriter;
+  private worker: SqliteWriterWorker | undefined;
+  private workerWanted: boolean;
 
   constructor(
     private readonly db: Database.Database,
@@ -39,21 +66,20 @@ export class WriteBatcher {
     const w = options.commitWindowMs ?? DEFAULT_COMMIT_WINDOW_MS;
     if (!Number.isFinite(w) || w < 0) throw new RangeError(`commitWindowMs must be a number ≥ 0, got ${String(w)}`);
     this.windowMs = w;
-    this.runBatch = db.transaction((batch: Array<{ fn: () => void }>, errors: Map<number, unknown>) => {
-      batch.forEach((w, i) => {
-        try {
-          w.fn();
-        } catch (err) {
-          errors.set(i, err); // one bad statement fails only its own caller
-        }
-      });
-    });
+    this.inline = new InlineWriter(db);
+    this.workerWanted = writerWorkerWanted(db, options.worker);
   }
 
-  write(fn: () => void, keys: string[] = ["*"]): Promise<void> {
-    for (const k of keys) this.pendingKeys.add(k);
+  /** True when statements run on the writer thread (false: on the calling thread). */
+  get offThread(): boolean {
+    return this.workerWanted;
+  }
+
+  /** Queue one write (one or more statements that succeed or fail together); `keys` name the rows it touches. */
+  write(steps: WriteStep | WriteStep[], keys: string[] = ["*"]): Promise<void> {
+    for (const k of keys) this.queueKeys.add(k);
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ fn, resolve, reject });
+      this.queue.push({ steps: Array.isArray(steps) ? steps : [steps], resolve, reject });
       this.schedule();
     });
   }
@@ -66,28 +92,90 @@ export class WriteBatcher {
     else setTimeout(() => this.flush(), Math.ceil(wait));
   }
 
-  /** Commit now only if a pending write touches `key` (reads of other rows need not split the batch). */
-  flushIfPending(key: string): void {
-    if (this.pendingKeys.has(key) || this.pendingKeys.has("*")) this.flush();
+  /**
+   * Before reading `key`: commit the queued writes if one touches it, and wait
+   * for those already on their way. Resolves at once (nothing pending) in
+   * most cases.
+   */
+  settle(key: string): Promise<void> {
+    if (this.queueKeys.has(key) || this.queueKeys.has("*")) this.flush();
+    if (!this.inflight.size) return Promise.resolve();
+    const waits: Array<Promise<void>> = [];
+    for (const b of this.inflight) if (b.keys.has(key) || b.keys.has("*")) waits.push(b.done);
+    return waits.length ? Promise.all(waits).then(() => undefined) : Promise.resolve();
   }
 
-  /** Commit every queued write now (a scheduled commit then finds nothing to do). */
+  /** Commit (or hand to the writer thread) every queued write now. */
   flush(): void {
     this.scheduled = false;
     if (!this.queue.length || !this.db.open) return;
     const batch = this.queue;
+    const keys = this.queueKeys;
     this.queue = [];
-    this.pendingKeys.clear();
+    this.queueKeys = new Set();
     this.lastCommit = performance.now();
-    const errors = new Map<number, unknown>();
-    try {
-      this.runBatch(batch, errors);
-    } catch (err) {
-      for (const w of batch) w.reject(err);
+    if (!this.workerWanted) {
+      settleItems(batch, this.inline.run(batch.map((i) => i.steps)));
       return;
     }
-    batch.forEach((w, i) => (errors.has(i) ? w.reject(errors.get(i)) : w.resolve()));
+    this.worker ??= new SqliteWriterWorker(this.db.name, () => this.workerFailed());
+    const entry = { keys, done: Promise.resolve() };
+    entry.done = this.worker.run(batch.map((i) => i.steps)).then(
+      (outcome) => {
+        this.inflight.delete(entry);
+        if (outcome.kind === "not-run") {
+          // The writer never opened the database: nothing of this batch ran, so it runs here instead.
+          settleItems(batch, this.inline.run(batch.map((i) => i.steps)));
+        } else {
+          settleItems(batch, outcome);
+        }
+      },
+      (err: unknown) => {
+        this.inflight.delete(entry);
+        for (const item of batch) item.reject(err);
+      },
+    );
+    this.inflight.add(entry);
   }
+
+  /** Commit everything queued and wait until every write handed out so far has settled. */
+  async drain(): Promise<void> {
+    this.flush();
+    while (this.inflight.size) await Promise.all([...this.inflight].map((b) => b.done));
+  }
+
+  /**
+   * Drain, then stop the writer thread and release its connection (call
+   * before closing the database). A later write starts a new writer.
+   */
+  async close(): Promise<void> {
+    await this.drain();
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.close();
+  }
+
+  /** The writer thread stopped or could not open the database: later batches run on this thread. */
+  private workerFailed(): void {
+    this.workerWanted = false;
+    this.worker = undefined;
+  }
+}
+
+function settleItems(batch: Item[], outcome: BatchOutcome): void {
+  if (outcome.kind === "failed") {
+    for (const item of batch) item.reject(outcome.error);
+    return;
+  }
+  if (outcome.kind === "not-run") {
+    for (const item of batch) item.reject(new Error("write was not run"));
+    return;
+  }
+  batch.forEach((item, i) => {
+    const err = outcome.errors.get(i);
+    if (err) item.reject(err);
+    else item.resolve();
+  });
 }
 
 const batchers = new WeakMap<Database.Database, WriteBatcher>();

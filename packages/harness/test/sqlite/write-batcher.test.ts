@@ -1,86 +1,151 @@
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { WriteBatcher } from "../../src/sqlite";
+import type { WriteStep } from "../../src/sqlite";
+import { SqliteWriterWorker } from "../../src/sqlite/writer";
 
-const dbs: Database.Database[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "df-batcher-"));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const open: Array<{ db: Database.Database; batcher: WriteBatcher }> = [];
+afterEach(async () => {
+  for (const { db, batcher } of open.splice(0)) {
+    await batcher.close();
+    db.close();
+  }
 });
 
-/** A batcher (20 ms window) on a fresh database whose batch transactions are counted. */
-function counted(): { db: Database.Database; batcher: WriteBatcher; commits: () => number } {
-  const db = new Database(":memory:");
-  dbs.push(db);
+let n = 0;
+/** A batcher (20 ms window) on a fresh database file, with its batches counted. */
+function setup(options: { worker: boolean }): { db: Database.Database; batcher: WriteBatcher; batches: () => number } {
+  const db = new Database(path.join(dir, `b${n++}.db`));
+  db.pragma("journal_mode = WAL");
   db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
-  let commits = 0;
-  const transaction = db.transaction.bind(db);
-  db.transaction = ((fn: (...args: never[]) => unknown) => {
-    const tx = transaction(fn);
-    return ((...args: never[]) => {
-      commits++;
-      return tx(...args);
-    }) as unknown as ReturnType<typeof transaction>;
-  }) as typeof db.transaction;
-  return { db, batcher: new WriteBatcher(db, { commitWindowMs: 20 }), commits: () => commits };
+  const batcher = new WriteBatcher(db, { commitWindowMs: 20, worker: options.worker });
+  open.push({ db, batcher });
+  let batches = 0;
+  const flush = batcher.flush.bind(batcher);
+  batcher.flush = () => {
+    if ((batcher as unknown as { queue: unknown[] }).queue.length) batches++;
+    flush();
+  };
+  return { db, batcher, batches: () => batches };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ins = (k: string, v: unknown): WriteStep => ({ sql: "INSERT INTO t (k, v) VALUES (?, ?)", params: [k, v] });
+const value = (db: Database.Database, k: string) => (db.prepare("SELECT v FROM t WHERE k = ?").get(k) as { v: number } | undefined)?.v;
 
-describe("WriteBatcher (group commit)", () => {
+describe.each([
+  ["on the writer thread", true],
+  ["on the calling thread", false],
+])("WriteBatcher %s", (_label, worker) => {
+  it("runs where it says", () => {
+    expect(setup({ worker }).batcher.offThread).toBe(worker);
+  });
+
   it("commits a write on an idle database on the next turn, without waiting for the window", async () => {
-    const { db, batcher } = counted();
-    const insert = db.prepare("INSERT INTO t (k, v) VALUES (?, ?)");
+    const { db, batcher } = setup({ worker });
+    await batcher.write(ins("warm-up", 0)); // starts the writer thread, if any
+    await new Promise((r) => setTimeout(r, 25)); // idle again: the window has passed
     const t0 = performance.now();
-    await batcher.write(() => insert.run("a", 1));
+    await batcher.write(ins("a", 1));
     expect(performance.now() - t0).toBeLessThan(15); // the window is 20 ms: it was not waited for
-    expect(db.prepare("SELECT v FROM t WHERE k = 'a'").get()).toEqual({ v: 1 });
+    expect(value(db, "a")).toBe(1); // committed: the main connection sees it
   });
 
   it("writes queued while a commit is recent wait for the window and share one commit", async () => {
-    const { db, batcher, commits } = counted();
-    const insert = db.prepare("INSERT INTO t (k, v) VALUES (?, ?)");
-    await batcher.write(() => insert.run("first", 0));
-    expect(commits()).toBe(1);
+    const { db, batcher, batches } = setup({ worker });
+    await batcher.write(ins("warm-up", 0)); // starts the writer thread, if any
+    await new Promise((r) => setTimeout(r, 25));
+    await batcher.write(ins("first", 0));
+    expect(batches()).toBe(2);
     // A burst spread over several event-loop turns, all inside the window after the first commit.
     const pending: Array<Promise<void>> = [];
     for (let i = 0; i < 5; i++) {
-      pending.push(batcher.write(() => insert.run(`k${i}`, i)));
+      pending.push(batcher.write(ins(`k${i}`, i)));
       await new Promise((r) => setImmediate(r));
     }
     await Promise.all(pending);
-    expect(commits()).toBe(2);
+    expect(batches()).toBe(3);
     expect((db.prepare("SELECT COUNT(*) AS n FROM t WHERE k LIKE 'k%'").get() as { n: number }).n).toBe(5);
   });
 
-  it("a read of a pending row commits it at once; reads of other rows do not split the batch", async () => {
-    const { db, batcher, commits } = counted();
-    const insert = db.prepare("INSERT INTO t (k, v) VALUES (?, ?)");
-    await batcher.write(() => insert.run("warm", 0));
-    const w = batcher.write(() => insert.run("x", 7), ["row:x"]);
-    batcher.flushIfPending("row:y");
-    expect(db.prepare("SELECT v FROM t WHERE k = 'x'").get()).toBeUndefined();
-    batcher.flushIfPending("row:x");
-    expect(db.prepare("SELECT v FROM t WHERE k = 'x'").get()).toEqual({ v: 7 });
+  it("settle(key) commits a pending row's write and waits for it; other keys do not split the batch", async () => {
+    const { db, batcher, batches } = setup({ worker });
+    await batcher.write(ins("warm", 0));
+    const w = batcher.write(ins("x", 7), ["row:x"]);
+    await batcher.settle("row:y");
+    expect(value(db, "x")).toBeUndefined();
+    await batcher.settle("row:x");
+    expect(value(db, "x")).toBe(7);
     await w;
-    expect(commits()).toBe(2);
-    await sleep(30); // the scheduled commit finds nothing left to do
-    expect(commits()).toBe(2);
+    expect(batches()).toBe(2);
   });
 
-  it("a failing statement rejects only its own write", async () => {
-    const { db, batcher } = counted();
-    const insert = db.prepare("INSERT INTO t (k, v) VALUES (?, ?)");
-    const ok = batcher.write(() => insert.run("a", 1));
-    const bad = batcher.write(() => insert.run("b", null));
+  it("a failing statement rejects only its own write; a write of several statements fails as a whole", async () => {
+    const { db, batcher } = setup({ worker });
+    const ok = batcher.write(ins("a", 1));
+    const bad = batcher.write(ins("b", null));
+    const group = batcher.write([ins("c", 1), ins("d", null)]);
     await expect(ok).resolves.toBeUndefined();
     await expect(bad).rejects.toThrow(/NOT NULL/);
-    expect(db.prepare("SELECT COUNT(*) AS n FROM t WHERE k IN ('a','b')").get()).toEqual({ n: 1 });
+    await expect(group).rejects.toMatchObject({ name: "SqliteError", code: "SQLITE_CONSTRAINT_NOTNULL" });
+    expect(value(db, "a")).toBe(1);
+    expect(value(db, "b")).toBeUndefined();
+    expect(value(db, "c")).toBeUndefined(); // rolled back with its group
+  });
+
+  it("batches commit in the order they were queued", async () => {
+    const { db, batcher } = setup({ worker });
+    const writes: Array<Promise<void>> = [];
+    for (let i = 0; i < 50; i++) {
+      writes.push(batcher.write({ sql: "INSERT INTO t (k, v) VALUES ('ctr', ?) ON CONFLICT (k) DO UPDATE SET v = ?", params: [i, i] }));
+      if (i % 7 === 0) batcher.flush(); // several batches in flight at once
+    }
+    await Promise.all(writes);
+    expect(value(db, "ctr")).toBe(49);
+  });
+
+  it("drain() waits for every write; close() stops the writer and a later write starts a new one", async () => {
+    const { db, batcher } = setup({ worker });
+    void batcher.write(ins("p", 1));
+    await batcher.drain();
+    expect(value(db, "p")).toBe(1);
+    await batcher.close();
+    await batcher.write(ins("q", 2));
+    expect(value(db, "q")).toBe(2);
+  });
+});
+
+describe("WriteBatcher without a usable writer thread", () => {
+  it("never uses a worker for :memory: (a second connection could not see it)", async () => {
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    const batcher = new WriteBatcher(db, { worker: true });
+    open.push({ db, batcher });
+    expect(batcher.offThread).toBe(false);
+    await batcher.write(ins("m", 3));
+    expect(value(db, "m")).toBe(3);
+  });
+
+  it("a writer thread that cannot open its file reports its batches as not run (the batcher then runs them itself)", async () => {
+    let failure = "";
+    const writer = new SqliteWriterWorker(path.join(dir, "no-such-dir", "x.db"), (reason) => (failure = reason));
+    const outcome = await writer.run([[ins("r", 4)]]);
+    expect(outcome).toEqual({ kind: "not-run" });
+    expect(failure).toMatch(/unable to open|directory does not exist|no such file/i);
+    // after the failure it refuses new batches the same way, at once
+    expect(await writer.run([[ins("s", 5)]])).toEqual({ kind: "not-run" });
+    await writer.close();
   });
 
   it("rejects a commit window that is not a number ≥ 0", () => {
     const db = new Database(":memory:");
-    dbs.push(db);
     expect(() => new WriteBatcher(db, { commitWindowMs: -1 })).toThrow(/commitWindowMs/);
     expect(() => new WriteBatcher(db, { commitWindowMs: Number.NaN })).toThrow(/commitWindowMs/);
+    db.close();
   });
 });

@@ -1,0 +1,233 @@
+import type Database from "better-sqlite3";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+
+const requireFromHere = createRequire(import.meta.url);
+
+/** One SQL statement of a write, with its parameters (strings, numbers, bigints, buffers or null). */
+export interface WriteStep {
+  sql: string;
+  params: readonly unknown[];
+}
+
+/** What became of one batch (a list of writes committed in one transaction). */
+export type BatchOutcome =
+  /** Committed; the writes listed in `errors` (by index) failed and changed nothing. */
+  | { kind: "done"; errors: Map<number, Error> }
+  /** The transaction failed as a whole: nothing of the batch is stored. */
+  | { kind: "failed"; error: Error }
+  /** Never started (the writer thread could not open the database). */
+  | { kind: "not-run" };
+
+/** A SQLite error rebuilt from what the writer thread reported (same `name`, `message` and `code` as better-sqlite3's). */
+function sqliteError(message: string, code: string | undefined): Error {
+  const err = new Error(message) as Error & { code?: string };
+  err.name = "SqliteError";
+  if (code) err.code = code;
+  return err;
+}
+
+/**
+ * Whether a batcher should write through a worker thread: only for a
+ * database file (a second connection cannot see `:memory:`), not when the
+ * caller or `DEERFLOW_SQLITE_INLINE_WRITES` says otherwise.
+ */
+export function writerWorkerWanted(db: Database.Database, requested: boolean | undefined): boolean {
+  if (db.memory || db.readonly || !db.name || db.name === ":memory:") return false;
+  if (requested !== undefined) return requested;
+  return !process.env.DEERFLOW_SQLITE_INLINE_WRITES;
+}
+
+/** Runs batches on the calling thread's connection (`:memory:` databases, or when the writer thread is off). */
+export class InlineWriter {
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly runBatch: (items: WriteStep[][], errors: Map<number, Error>) => void;
+  private readonly runItem: (steps: WriteStep[]) => void;
+
+  constructor(db: Database.Database) {
+    const stmt = (sql: string) => {
+      let s = this.statements.get(sql);
+      if (!s) {
+        s = db.prepare(sql);
+        this.statements.set(sql, s);
+      }
+      return s;
+    };
+    // A write of several statements runs in a savepoint, so it succeeds or fails as a whole.
+    this.runItem = db.transaction((steps: WriteStep[]) => {
+      for (const step of steps) stmt(step.sql).run(...step.params);
+    });
+    this.runBatch = db.transaction((items: WriteStep[][], errors: Map<number, Error>) => {
+      items.forEach((steps, i) => {
+        try {
+          if (steps.length === 1) stmt(steps[0].sql).run(...steps[0].params);
+          else this.runItem(steps);
+        } catch (err) {
+          errors.set(i, err instanceof Error ? err : new Error(String(err))); // one bad write fails only its own caller
+        }
+      });
+    });
+  }
+
+  run(items: WriteStep[][]): BatchOutcome {
+    const errors = new Map<number, Error>();
+    try {
+      this.runBatch(items, errors);
+    } catch (err) {
+      return { kind: "failed", error: err instanceof Error ? err : new Error(String(err)) };
+    }
+    return { kind: "done", errors };
+  }
+}
+
+/**
+ * The writer thread: its own connection to the database file, one
+ * transaction per batch, batches in the order they arrive. It reports per
+ * write which ones failed.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.module);
+let db;
+try {
+  db = new Database(workerData.path, { fileMustExist: true });
+  db.pragma("busy_timeout = 5000");
+  // Atomic commits without an fsync per commit, as on the main connection (a per-connection setting).
+  db.pragma("synchronous = NORMAL");
+} catch (err) {
+  parentPort.postMessage({ type: "open-error", message: String(err && err.message || err) });
+  process.exit(0);
+}
+const statements = new Map();
+const stmt = (sql) => {
+  let s = statements.get(sql);
+  if (!s) { s = db.prepare(sql); statements.set(sql, s); }
+  return s;
+};
+const runItem = db.transaction((sqls, steps) => { for (const [i, params] of steps) stmt(sqls[i]).run(...params); });
+const runBatch = db.transaction((sqls, items, errors) => {
+  items.forEach((steps, i) => {
+    try {
+      if (steps.length === 1) stmt(sqls[steps[0][0]]).run(...steps[0][1]);
+      else runItem(sqls, steps);
+    } catch (err) {
+      errors.push([i, String(err && err.message || err), err && err.code]);
+    }
+  });
+});
+parentPort.on("message", (m) => {
+  if (m.type === "close") {
+    try { db.close(); } catch {}
+    parentPort.close();
+    return;
+  }
+  const errors = [];
+  try {
+    runBatch(m.sqls, m.items, errors);
+    parentPort.postMessage({ type: "done", id: m.id, errors });
+  } catch (err) {
+    parentPort.postMessage({ type: "failed", id: m.id, message: String(err && err.message || err), code: err && err.code });
+  }
+});
+`;
+
+type WorkerReply =
+  | { type: "done"; id: number; errors: Array<[number, string, string | undefined]> }
+  | { type: "failed"; id: number; message: string; code?: string }
+  | { type: "open-error"; message: string };
+
+/**
+ * A worker thread that commits batches for one database file. The process
+ * is kept alive while a batch is in flight (so queued writes are never lost
+ * at exit), not otherwise.
+ */
+export class SqliteWriterWorker {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, (outcome: BatchOutcome) => void>();
+  private nextId = 1;
+  private stopped = false;
+
+  /** `onFailed` is called once if the thread stops on its own or cannot open the database. */
+  constructor(
+    dbPath: string,
+    private readonly onFailed: (reason: string) => void,
+  ) {
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: dbPath, module: requireFromHere.resolve("better-sqlite3") } });
+    this.worker.unref();
+    this.worker.on("message", (m: WorkerReply) => this.onMessage(m));
+    this.worker.on("error", (err) => this.fail(`the SQLite writer thread failed: ${err.message}`, false));
+    this.worker.on("exit", (code) => {
+      if (!this.stopped) this.fail(`the SQLite writer thread exited (code ${code})`, false);
+    });
+  }
+
+  /** Commit one batch (each element is one write's statements). */
+  run(items: WriteStep[][]): Promise<BatchOutcome> {
+    if (this.stopped) return Promise.resolve({ kind: "not-run" });
+    const id = this.nextId++;
+    // Each distinct SQL text is sent once per batch.
+    const sqls: string[] = [];
+    const index = new Map<string, number>();
+    const encoded = items.map((steps) =>
+      steps.map((s) => {
+        let i = index.get(s.sql);
+        if (i === undefined) {
+          i = sqls.push(s.sql) - 1;
+          index.set(s.sql, i);
+        }
+        return [i, s.params] as const;
+      }),
+    );
+    return new Promise<BatchOutcome>((resolve) => {
+      if (!this.pending.size) this.worker.ref();
+      this.pending.set(id, resolve);
+      this.worker.postMessage({ type: "batch", id, sqls, items: encoded });
+    });
+  }
+
+  private settle(id: number, outcome: BatchOutcome): void {
+    const resolve = this.pending.get(id);
+    if (!resolve) return;
+    this.pending.delete(id);
+    if (!this.pending.size) this.worker.unref();
+    resolve(outcome);
+  }
+
+  private onMessage(m: WorkerReply): void {
+    if (m.type === "open-error") {
+      this.fail(m.message, true);
+      return;
+    }
+    if (m.type === "failed") {
+      this.settle(m.id, { kind: "failed", error: sqliteError(m.message, m.code) });
+      return;
+    }
+    this.settle(m.id, { kind: "done", errors: new Map(m.errors.map(([i, message, code]) => [i, sqliteError(message, code)])) });
+  }
+
+  /** Stop using the thread: batches it never opened the database for did not run; others may or may not have. */
+  private fail(reason: string, notOpened: boolean): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const id of [...this.pending.keys()]) {
+      this.settle(id, notOpened ? { kind: "not-run" } : { kind: "failed", error: new Error(`${reason}; the outcome of this write is unknown`) });
+    }
+    this.onFailed(reason);
+    void this.worker.terminate().catch(() => undefined);
+  }
+
+  /** Close the thread's connection and wait for it to exit (after the batches in flight). */
+  async close(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.worker.ref();
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => void this.worker.terminate().then(() => resolve(), () => resolve()), 2000);
+      this.worker.once("exit", () => {
+        clearTimeout(t);
+        resolve();
+      });
+      this.worker.postMessage({ type: "close" });
+    });
+  }
+}
