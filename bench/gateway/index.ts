@@ -15,8 +15,11 @@
  * (1000), BENCH_WARMUP_ROUNDS (5), BENCH_PROFILE_DIR (CPU profile of the
  * gateway's stress phase).
  * Last line: one JSON object; `runs`, `model_bound_s`, `wall_s`, `ratio`,
- * `ttfe_p50_ms`, `ttfe_p99_ms`, `peak_rss_mb` are the gateway's stress-case
- * figures, the other keys are described in bench/README.md.
+ * `ttfe_p50_ms`, `ttfe_p99_ms`, `peak_rss_mb`, `start_spread_ms` (from the
+ * first run's first model call to the last run's: how long admitting the
+ * burst took) are the gateway's stress-case figures, the other keys are
+ * described in bench/README.md. Targets: `over_reference` ≤ 1.3 and
+ * `typical_over_reference` ≤ 1.05.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcessByStdio } from "node:child_process";
@@ -47,6 +50,9 @@ const TYPICAL_LATENCY = envInt("BENCH_TYPICAL_LATENCY_MS", 1000);
 const WARMUP_ROUNDS = envInt("BENCH_WARMUP_ROUNDS", 5);
 const LONG_TURNS = envInt("BENCH_LONG_TURNS", 100);
 const CALLS_PER_RUN = 2;
+/** Targets for the gateway's wall time over the reference's (`over_reference`, `typical_over_reference`). */
+const TARGET_OVER_STRESS = 1.3;
+const TARGET_OVER_TYPICAL = 1.05;
 
 v8.setFlagsFromString("--expose-gc");
 /** A full GC, for heap figures (exposed at runtime: the bench needs no node flag). */
@@ -62,10 +68,14 @@ const lookup = tool({
   execute: ({ q }) => `result for ${q}`,
 });
 
+/** When each run of the current phase made its first model call (ms, `performance.now()`). */
+let firstCalls: number[] = [];
+
 // Decide from the conversation, so concurrent runs sharing one model stay independent.
 const step: ScriptStep = (request: ModelRequest) => {
   const last = request.messages[request.messages.length - 1];
   if (last?.type === "tool") return { text: "Here is the final answer based on the lookup result.", delayMs: latencyMs };
+  firstCalls.push(performance.now());
   return { text: "Let me look that up.", toolCalls: [{ name: "lookup", args: { q: "benchmark" } }], delayMs: latencyMs };
 };
 
@@ -149,6 +159,8 @@ interface PhaseResult extends ClientResult {
   model_bound_s: number;
   ratio: number;
   server_cpu_ms_per_run: number;
+  /** From the first run's first model call to the last run's (the gateway only): how long admitting the burst took. */
+  start_spread_ms: number | null;
 }
 
 /** One timed phase: fresh threads, every run started at once; server CPU taken around it. */
@@ -156,6 +168,7 @@ async function timedPhase(client: LoadClient, latency: number, profile = false):
   latencyMs = latency;
   await client.prepare(RUNS);
   const stopProfile = profile ? await startProfile() : undefined;
+  firstCalls = [];
   const cpu0 = process.cpuUsage();
   const r = await client.go();
   const cpu = process.cpuUsage(cpu0);
@@ -168,6 +181,7 @@ async function timedPhase(client: LoadClient, latency: number, profile = false):
     model_bound_s: modelBound,
     ratio: r.wall_s / modelBound,
     server_cpu_ms_per_run: (cpu.user + cpu.system) / 1000 / RUNS,
+    start_spread_ms: firstCalls.length ? firstCalls[firstCalls.length - 1] - firstCalls[0] : null,
   };
 }
 
@@ -194,6 +208,7 @@ function line(label: string, r: PhaseResult): void {
   console.log(
     `  ${label.padEnd(10)} ${String(r.latency_ms).padStart(5)} ms/call: wall ${r.wall_s.toFixed(3)} s vs model-bound ${r.model_bound_s.toFixed(1)} s → ratio ${r.ratio.toFixed(2)};` +
       ` TTFE p50 ${percentile(sorted, 50).toFixed(0)} / p99 ${percentile(sorted, 99).toFixed(0)} ms; server CPU ${r.server_cpu_ms_per_run.toFixed(2)} ms/run; ${r.bytes_per_run} B/run` +
+      (r.start_spread_ms !== null ? `; model calls of all runs started within ${r.start_spread_ms.toFixed(0)} ms` : "") +
       (r.failures ? `; ${r.failures} FAILED` : ""),
   );
 }
@@ -243,12 +258,12 @@ async function main(): Promise<void> {
   console.log(
     `  JS heap held per run finished in the last 60 s (replay buffer, cached thread state, records): ${heapPerRunKb.toFixed(1)} KB (${runsSoFar} runs)`,
   );
-  const target = 1.3;
-  for (const [label, r] of [
-    ["stress", ours.stress],
-    ["typical", ours.typical],
+  // The targets are on the gateway's own cost: its wall time over the reference's, same load, same machine.
+  for (const [label, over, target] of [
+    ["stress", overStress, TARGET_OVER_STRESS],
+    ["typical", overTypical, TARGET_OVER_TYPICAL],
   ] as const) {
-    console.log(`  target ratio ≤ ${target} at ${r.latency_ms} ms/call (${label}): ${r.ratio <= target ? "met" : "NOT met"} (${r.ratio.toFixed(2)})`);
+    console.log(`  target gateway ÷ reference ≤ ${target} (${label}): ${over <= target ? "met" : "NOT met"} (${over.toFixed(2)})`);
   }
   console.log(`long thread (${long.turns} turns on one thread, one after another, instant model):`);
   console.log(
@@ -273,6 +288,7 @@ async function main(): Promise<void> {
     peak_rss_mb: Number((peakRss / 1024 / 1024).toFixed(1)),
     heap_kb_per_recent_run: Number(heapPerRunKb.toFixed(1)),
     server_cpu_ms_per_run: Number(ours.stress.server_cpu_ms_per_run.toFixed(2)),
+    start_spread_ms: Number((ours.stress.start_spread_ms ?? 0).toFixed(1)),
     reference_ratio: r3(ref.stress.ratio),
     over_reference: r3(overStress),
     typical_latency_ms: TYPICAL_LATENCY,

@@ -1,4 +1,6 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { statSync } from "node:fs";
+import type { Stats } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { SkillValidationError } from "./errors";
 import { splitSkillMarkdown, validateSkillFrontmatter } from "./frontmatter";
@@ -29,12 +31,22 @@ function ignored(name: string): boolean {
   return name.startsWith(".") || name === "__MACOSX" || name === "node_modules";
 }
 
+// A synchronous stat that reports a missing path as undefined: one system call, no rejected promise and no error
+// object with a stack per missing path (most probed paths of a skills tree do not exist). Async signatures kept.
+function statOf(p: string): Stats | undefined {
+  try {
+    return statSync(p, { throwIfNoEntry: false });
+  } catch {
+    return undefined; // unreadable (EACCES, ELOOP…): treated as absent, as before
+  }
+}
+
 async function isDir(p: string): Promise<boolean> {
-  return (await stat(p).catch(() => null))?.isDirectory() ?? false;
+  return statOf(p)?.isDirectory() ?? false;
 }
 
 async function isFile(p: string): Promise<boolean> {
-  return (await stat(p).catch(() => null))?.isFile() ?? false;
+  return statOf(p)?.isFile() ?? false;
 }
 
 /**
