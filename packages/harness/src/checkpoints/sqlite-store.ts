@@ -107,7 +107,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
    * has committed, so "saved" still means "on disk".
    */
   async put(record: CheckpointRecord): Promise<void> {
-    const params = [
+    // Serialised when the batch commits: a checkpoint record (and the immutable messages of its delta) never changes.
+    const params = () => [
       record.threadId,
       record.checkpointId,
       record.parentId,

@@ -159,7 +159,7 @@ abstract class StatementCache {
   }
 
   /** Queue a write (committed with the other writes queued meanwhile); `keys` name the rows it touches. */
-  protected write(sql: string, params: readonly unknown[], keys?: string[]): Promise<void> {
+  protected write(sql: string, params: WriteStep["params"], keys?: string[]): Promise<void> {
     return this.batcher.write({ sql, params }, keys);
   }
 
@@ -188,7 +188,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
   async create(t: ThreadRecord): Promise<void> {
     return this.write(
       `INSERT INTO gw_threads(thread_id,user_id,status,metadata,display_name,created_at,updated_at) VALUES (?,?,?,?,?,?,?)`,
-      [t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt],
+      () => [t.threadId, t.userId, t.status, JSON.stringify(t.metadata), t.displayName, t.createdAt, t.updatedAt],
       [`thread:${t.threadId}`, "threads-any"],
     );
   }
@@ -234,7 +234,8 @@ export class SqliteRunStore extends StatementCache implements RunStore {
     return this.write(
       `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name)
          VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [
+      // Serialised when the batch commits (a record is not changed after it is handed in).
+      () => [
         r.runId,
         r.threadId,
         r.userId,
@@ -305,7 +306,10 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
        ON CONFLICT(thread_id, message_id) DO UPDATE SET content = excluded.content`;
     const steps: WriteStep[] = [];
     for (const m of messages) {
-      if (typeof m.id === "string" && m.id) steps.push({ sql, params: [threadId, runId, m.id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt] });
+      if (typeof m.id === "string" && m.id) {
+        const id = m.id;
+        steps.push({ sql, params: () => [threadId, runId, id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt] });
+      }
     }
     if (!steps.length) return;
     return this.writeAll(steps, [`messages:${threadId}`]);

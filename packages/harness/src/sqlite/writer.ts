@@ -4,10 +4,22 @@ import { Worker } from "node:worker_threads";
 
 const requireFromHere = createRequire(import.meta.url);
 
-/** One SQL statement of a write, with its parameters (strings, numbers, bigints, buffers or null). */
+/**
+ * One SQL statement of a write, with its parameters (strings, numbers,
+ * bigints, buffers or null). `params` may be a function: it is called when
+ * the batch is committed, not when the write is queued, so serialising a row
+ * (the JSON of a record or of a checkpoint delta) happens after the request
+ * that queued it has reached its model call. It must only read values that
+ * no longer change; if it throws, that write fails alone.
+ */
 export interface WriteStep {
   sql: string;
-  params: readonly unknown[];
+  params: readonly unknown[] | (() => readonly unknown[]);
+}
+
+/** The parameters of a step (calling a deferred `params`). */
+export function stepParams(step: WriteStep): readonly unknown[] {
+  return typeof step.params === "function" ? step.params() : step.params;
 }
 
 /** What became of one batch (a list of writes committed in one transaction). */
@@ -55,12 +67,12 @@ export class InlineWriter {
     };
     // A write of several statements runs in a savepoint, so it succeeds or fails as a whole.
     this.runItem = db.transaction((steps: WriteStep[]) => {
-      for (const step of steps) stmt(step.sql).run(...step.params);
+      for (const step of steps) stmt(step.sql).run(...stepParams(step));
     });
     this.runBatch = db.transaction((items: WriteStep[][], errors: Map<number, Error>) => {
       items.forEach((steps, i) => {
         try {
-          if (steps.length === 1) stmt(steps[0].sql).run(...steps[0].params);
+          if (steps.length === 1) stmt(steps[0].sql).run(...stepParams(steps[0]));
           else this.runItem(steps);
         } catch (err) {
           errors.set(i, err instanceof Error ? err : new Error(String(err))); // one bad write fails only its own caller
@@ -109,7 +121,7 @@ const runBatch = db.transaction((sqls, items, errors) => {
   items.forEach((steps, i) => {
     try {
       if (steps.length === 1) stmt(sqls[steps[0][0]]).run(...steps[0][1]);
-      else runItem(sqls, steps);
+      else if (steps.length) runItem(sqls, steps);
     } catch (err) {
       errors.push([i, String(err && err.message || err), err && err.code]);
     }
@@ -165,22 +177,32 @@ export class SqliteWriterWorker {
   run(items: WriteStep[][]): Promise<BatchOutcome> {
     if (this.stopped) return Promise.resolve({ kind: "not-run" });
     const id = this.nextId++;
-    // Each distinct SQL text is sent once per batch.
+    // Each distinct SQL text is sent once per batch. A write whose parameters cannot be computed fails alone
+    // (it is sent as an empty write, so the indexes of the others stay).
     const sqls: string[] = [];
     const index = new Map<string, number>();
-    const encoded = items.map((steps) =>
-      steps.map((s) => {
-        let i = index.get(s.sql);
-        if (i === undefined) {
-          i = sqls.push(s.sql) - 1;
-          index.set(s.sql, i);
-        }
-        return [i, s.params] as const;
-      }),
-    );
+    const failed = new Map<number, Error>();
+    const encoded = items.map((steps, n) => {
+      try {
+        return steps.map((s) => {
+          let i = index.get(s.sql);
+          if (i === undefined) {
+            i = sqls.push(s.sql) - 1;
+            index.set(s.sql, i);
+          }
+          return [i, stepParams(s)] as const;
+        });
+      } catch (err) {
+        failed.set(n, err instanceof Error ? err : new Error(String(err)));
+        return [];
+      }
+    });
     return new Promise<BatchOutcome>((resolve) => {
       if (!this.pending.size) this.worker.ref();
-      this.pending.set(id, resolve);
+      this.pending.set(id, (outcome) => {
+        if (outcome.kind === "done") for (const [n, err] of failed) outcome.errors.set(n, err);
+        resolve(outcome);
+      });
       this.worker.postMessage({ type: "batch", id, sqls, items: encoded });
     });
   }

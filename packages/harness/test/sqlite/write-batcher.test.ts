@@ -98,6 +98,25 @@ describe.each([
     expect(value(db, "c")).toBeUndefined(); // rolled back with its group
   });
 
+  it("deferred parameters are computed when the batch commits; one that throws fails only its write", async () => {
+    const { db, batcher } = setup({ worker });
+    const row = { v: 1 };
+    const later = batcher.write({ sql: "INSERT INTO t (k, v) VALUES (?, ?)", params: () => ["late", row.v] });
+    row.v = 2; // still the queue's: the value at commit time is stored
+    const broken = batcher.write({
+      sql: "INSERT INTO t (k, v) VALUES (?, ?)",
+      params: () => {
+        throw new Error("cannot serialise this row");
+      },
+    });
+    const fine = batcher.write(ins("fine", 3));
+    await expect(later).resolves.toBeUndefined();
+    await expect(broken).rejects.toThrow("cannot serialise this row");
+    await expect(fine).resolves.toBeUndefined();
+    expect(value(db, "late")).toBe(2);
+    expect(value(db, "fine")).toBe(3);
+  });
+
   it("batches commit in the order they were queued", async () => {
     const { db, batcher } = setup({ worker });
     const writes: Array<Promise<void>> = [];

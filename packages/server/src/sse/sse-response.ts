@@ -255,11 +255,21 @@ function nodeResponse(c: Context): ServerResponse | undefined {
 /**
  * Send an SSE stream for a route: directly on the Node response when there
  * is one (cheapest per chunk), otherwise as a Web-stream `Response`.
+ *
+ * On the Node path the response is started on the next turn of the event
+ * loop, not inside the request: a burst of run requests then reaches its
+ * model calls first, and the responses start right after (the source is a
+ * replay buffer, so nothing published in between is missed; the first
+ * frames would only have been written on that turn anyway).
  */
 export function sendSse(c: Context, source: SseSource, options: SseResponseOptions): Response {
   const outgoing = nodeResponse(c);
   if (!outgoing) return sseResponse(source, { ...options, requestSignal: options.requestSignal ?? c.req.raw.signal });
-  sseToNode(outgoing, source, options);
+  setImmediate(() => {
+    // The client may have gone in the meantime: nothing to stream to.
+    if (outgoing.destroyed || outgoing.writableEnded) options.onDisconnect?.();
+    else sseToNode(outgoing, source, options);
+  });
   return RESPONSE_ALREADY_SENT;
 }
 

@@ -297,4 +297,32 @@ describe("run lifecycle: multitask, cancel, join, disconnect", () => {
       expect(status).toBe(mode === "cancel" ? "interrupted" : "success");
     }
   });
+
+  it("a client gone before its stream started still cancels an on_disconnect=cancel run", async () => {
+    // The SSE response starts on the event-loop turn after the request: a client that hangs up right after
+    // sending must still be noticed (the case of a response already gone at that turn: sse-response.test.ts).
+    gw = await startTestGateway({ steps: [{ text: "slow", delayMs: 800 }] });
+    const tid = await newThread(gw.url);
+    const { port } = new URL(gw.url);
+    const body = JSON.stringify({ input: humanInput("x"), on_disconnect: "cancel" });
+    const net = await import("node:net");
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(Number(port), "127.0.0.1", () => {
+        socket.end(
+          `POST /api/threads/${tid}/runs/stream HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          () => {
+            socket.destroy();
+            resolve();
+          },
+        );
+      });
+      socket.on("error", reject);
+    });
+    const status = await until(async () => {
+      const runs = (await (await fetch(`${gw!.url}/api/threads/${tid}/runs`)).json()) as Array<{ status: string }>;
+      const s = runs[0]?.status;
+      return s === undefined || s === "running" || s === "pending" ? undefined : s;
+    });
+    expect(status).toBe("interrupted");
+  });
 });

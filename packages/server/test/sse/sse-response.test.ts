@@ -6,7 +6,7 @@ import { createAgent, MemoryCheckpointStore, threadStateSchema } from "@deerflow
 import { ScriptedModel } from "@deerflow/harness/testing";
 import { createGateway } from "../../src/gateway";
 import { RunEventBuffer } from "../../src/sse/event-buffer";
-import { sseResponse } from "../../src/sse/sse-response";
+import { sendSse, sseResponse } from "../../src/sse/sse-response";
 import { parseSse } from "../helpers/test-gateway";
 
 describe("sseResponse (Web-stream path, used without a Node response)", () => {
@@ -85,5 +85,47 @@ describe("sseResponse (Web-stream path, used without a Node response)", () => {
       await gateway.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("sendSse on a Node response", () => {
+  /** A stand-in for the Node response behind a Hono context: records what the stream does to it. */
+  function nodeContext() {
+    const calls: string[] = [];
+    const outgoing = {
+      headersSent: false,
+      destroyed: false,
+      writableEnded: false,
+      writableFinished: false,
+      writeHead: (status: number) => void calls.push(`writeHead ${status}`),
+      write: (text: string) => void calls.push(`write ${text.split("\n")[0]}`),
+      flushHeaders: () => void calls.push("flushHeaders"),
+      end: () => void calls.push("end"),
+      once: () => outgoing,
+    };
+    return { c: { env: { outgoing } } as never, outgoing, calls };
+  }
+
+  it("starts the response on the next turn, replaying what was published meanwhile", async () => {
+    const { c, calls } = nodeContext();
+    const buffer = new RunEventBuffer("r-node");
+    buffer.publish("metadata", { run_id: "r-node" });
+    sendSse(c, (push) => buffer.listen(0, push), { heartbeatMs: 60_000 });
+    expect(calls).toEqual([]); // nothing inside the request
+    buffer.publish("values", { messages: [] });
+    buffer.close();
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    expect(calls).toEqual(["writeHead 200", "write event: metadata", "end"]);
+  });
+
+  it("a response gone before its turn is reported as a disconnect and never written", async () => {
+    const { c, outgoing, calls } = nodeContext();
+    const buffer = new RunEventBuffer("r-gone");
+    let disconnected = 0;
+    sendSse(c, (push) => buffer.listen(0, push), { heartbeatMs: 60_000, onDisconnect: () => disconnected++ });
+    outgoing.destroyed = true; // the client hung up in the same turn
+    await new Promise((r) => setImmediate(r));
+    expect(disconnected).toBe(1);
+    expect(calls).toEqual([]);
   });
 });
