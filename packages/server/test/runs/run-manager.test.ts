@@ -15,6 +15,19 @@ async function newThread(base: string): Promise<string> {
   return ((await res.json()) as { thread_id: string }).thread_id;
 }
 
+/** Make the next run record fail to store ("disk full"), after `afterMs` if given. */
+function failFirstRunRecord(gateway: TestGateway, afterMs = 0): void {
+  const stores = gateway.gateway.stores;
+  const create = stores.runs.create.bind(stores.runs);
+  let failNext = true;
+  stores.runs.create = async (rec) => {
+    if (!failNext) return create(rec);
+    failNext = false;
+    if (afterMs) await new Promise((r) => setTimeout(r, afterMs));
+    throw new Error("disk full");
+  };
+}
+
 async function runStatus(base: string, tid: string, runId: string): Promise<string> {
   return ((await (await fetch(`${base}/api/threads/${tid}/runs/${runId}`)).json()) as { status: string }).status;
 }
@@ -36,16 +49,7 @@ describe("RunManager", () => {
 
   it("a streaming run whose record cannot be stored ends its stream with an error and frees the thread", async () => {
     gw = await startTestGateway({ steps: ["answer"] });
-    const stores = gw.gateway.stores;
-    const create = stores.runs.create.bind(stores.runs);
-    let failNext = true;
-    stores.runs.create = async (rec) => {
-      if (failNext) {
-        failNext = false;
-        throw new Error("disk full");
-      }
-      return create(rec);
-    };
+    failFirstRunRecord(gw);
     const tid = await newThread(gw.url);
     const res = await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("q"), stream_mode: ["values"] });
     expect(res.status).toBe(200);
@@ -65,17 +69,7 @@ describe("RunManager", () => {
     // The run starts without waiting for its record's commit: here the store fails only after the run has
     // called the model and committed checkpoints.
     gw = await startTestGateway({ steps: [{ text: "answer", delayMs: 10 }, "second"] });
-    const stores = gw.gateway.stores;
-    const create = stores.runs.create.bind(stores.runs);
-    let failNext = true;
-    stores.runs.create = async (rec) => {
-      if (failNext) {
-        failNext = false;
-        await new Promise((r) => setTimeout(r, 150));
-        throw new Error("disk full");
-      }
-      return create(rec);
-    };
+    failFirstRunRecord(gw, 150);
     const tid = await newThread(gw.url);
     const res = await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("q"), stream_mode: ["values"] });
     const text = await res.text();
