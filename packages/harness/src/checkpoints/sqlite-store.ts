@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { CheckpointError } from "../errors";
 import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 import { WalCheckpointWorker } from "./wal-checkpointer";
-import { batcherFor } from "../sqlite";
+import { batcherFor, deferredStep } from "../sqlite";
 import type { WriteBatcher } from "../sqlite";
 
 type Db = Database.Database;
@@ -102,22 +102,22 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   /**
-   * Persist a checkpoint. Writes issued in the same tick (concurrent runs) are
-   * grouped into one transaction; the promise resolves once that transaction
+   * Persist a checkpoint. Writes queued together (concurrent runs) share one
+   * transaction (group commit); the promise resolves once that transaction
    * has committed, so "saved" still means "on disk".
    */
   async put(record: CheckpointRecord): Promise<void> {
     // Serialised when the batch commits: a checkpoint record (and the immutable messages of its delta) never changes.
-    const params = () => [
+    const step = deferredStep(INSERT_SQL, () => [
       record.threadId,
       record.checkpointId,
       record.parentId,
       record.createdAt,
       JSON.stringify(record.metadata),
       JSON.stringify(record.delta),
-    ];
+    ]);
     try {
-      await this.batcher.write({ sql: INSERT_SQL, params }, [`checkpoints:${record.threadId}`]);
+      await this.batcher.write(step, [`checkpoints:${record.threadId}`]);
     } catch (err) {
       throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, { cause: err });
     }

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { batcherFor } from "../sqlite";
+import { batcherFor, deferredStep } from "../sqlite";
 import type { WriteBatcher, WriteStep } from "../sqlite";
 import { compareThreads, matchesMetadata } from "./ordering";
 import type {
@@ -308,7 +308,7 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
     for (const m of messages) {
       if (typeof m.id === "string" && m.id) {
         const id = m.id;
-        steps.push({ sql, params: () => [threadId, runId, id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt] });
+        steps.push(deferredStep(sql, () => [threadId, runId, id, String(m.type ?? "unknown"), JSON.stringify(m), createdAt]));
       }
     }
     if (!steps.length) return;

@@ -115,12 +115,19 @@ export class RunExecution<S extends AgentState> {
       get modelCalls() {
         return self.modelCalls;
       },
-      writer: (event: CustomEvent) => this.emit("custom", event),
-      emit: (event: StreamEvent) => {
-        if (this.modes.has(event.mode)) this.deliver(event);
-      },
+      // Bound methods: the TypeScript loader names each arrow in a literal at creation, once per run.
+      writer: this.writeCustom.bind(this),
+      emit: this.emitEvent.bind(this),
       config: this.config,
     };
+  }
+
+  private writeCustom(event: CustomEvent): void {
+    this.emit("custom", event);
+  }
+
+  private emitEvent(event: StreamEvent): void {
+    if (this.modes.has(event.mode)) this.deliver(event);
   }
 
   /** Hand an event to the caller: the synchronous `onEvent` callback when given, else the async queue. */
@@ -203,14 +210,9 @@ export class RunExecution<S extends AgentState> {
   }
 
   /**
-   * Checkpoint the current state and emit it as `values`. The write is
-   * queued and the loop goes on at once (LangGraph's default "async"
-   * durability): the next model call does not wait for a commit, a step's
-   * events reach clients in one write, and reads still see the checkpoint
-   * (stores commit queued writes before reading; writes commit in the order
-   * they were queued). A write that failed fails the run at its next commit,
-   * and the run returns only once its last write is durable
-   * ({@link settleWrites}).
+   * Checkpoint the current state and emit it as `values`. The write is queued and the loop goes on (LangGraph's
+   * "async" durability): no model call waits for a commit, reads still see it (stores commit queued writes first,
+   * in order). A failed write fails the run at its next commit; the run returns once all are durable.
    */
   private async commit(writer: string, opts: { source?: "input" | "loop" | "fork"; interrupts?: Interrupt[]; next?: Phase } = {}): Promise<void> {
     const { source = "loop", interrupts, next } = opts;
@@ -261,41 +263,43 @@ export class RunExecution<S extends AgentState> {
   }
 
   private buildHandlers(): void {
-    const wantMessages = this.modes.has("messages");
-    const inner: ModelCallHandler<S> = async (req) => {
-      this.checkAbort();
-      const messages = req.systemPrompt ? [systemMessage(req.systemPrompt, { id: "system-prompt" }), ...req.messages] : req.messages;
-      const acc = new AIMessageAccumulator(undefined, { model_provider: req.model.provider, model_name: req.model.modelName });
-      const meta = wantMessages ? this.messageMeta("model", req.model) : undefined;
-      this.modelCalls++;
-      for await (const part of req.model.stream({
-        messages,
-        tools: req.tools.map(toToolSpec),
-        settings: req.settings,
-        signal: this.controller.signal,
-      })) {
-        const chunk = acc.push(part);
-        if (chunk && meta) this.deliver({ mode: "messages", ns: this.ns, data: [chunk, meta] });
-      }
-      this.checkAbort();
-      const reply = acc.finish();
-      // Every model call is counted here, whichever middlewares are on: the outcome's totals are the provider's own figures.
-      this.outcome.recordUsage(AGENT_CALLER, reply.usage_metadata);
-      return reply;
-    };
-    this.modelHandler = composeModelCall(this.parts.middleware, inner);
+    this.modelHandler = composeModelCall(this.parts.middleware, (req) => this.callModel(req));
     const exec = makeToolExecutor<S>({
       tools: this.parts.tools,
       context: this.context,
       outcome: this.outcome,
       runSignal: this.controller.signal,
-      writer: (e) => this.emit("custom", e),
-      emit: (e) => this.runtime.emit(e),
+      writer: this.runtime.writer,
+      emit: this.runtime.emit,
       namespace: this.ns,
       defaultTimeoutMs: this.parts.toolTimeoutMs,
       resumeValues: this.resumeValues,
     });
     this.toolHandler = composeToolCall(this.parts.middleware, exec);
+  }
+
+  /** The innermost model call: stream the provider's reply, forwarding deltas as `messages` events. */
+  private async callModel(req: Parameters<ModelCallHandler<S>>[0]): Promise<Awaited<ReturnType<ModelCallHandler<S>>>> {
+    const wantMessages = this.modes.has("messages");
+    this.checkAbort();
+    const messages = req.systemPrompt ? [systemMessage(req.systemPrompt, { id: "system-prompt" }), ...req.messages] : req.messages;
+    const acc = new AIMessageAccumulator(undefined, { model_provider: req.model.provider, model_name: req.model.modelName });
+    const meta = wantMessages ? this.messageMeta("model", req.model) : undefined;
+    this.modelCalls++;
+    for await (const part of req.model.stream({
+      messages,
+      tools: req.tools.map(toToolSpec),
+      settings: req.settings,
+      signal: this.controller.signal,
+    })) {
+      const chunk = acc.push(part);
+      if (chunk && meta) this.deliver({ mode: "messages", ns: this.ns, data: [chunk, meta] });
+    }
+    this.checkAbort();
+    const reply = acc.finish();
+    // Every model call is counted here, whichever middlewares are on: the outcome's totals are the provider's own figures.
+    this.outcome.recordUsage(AGENT_CALLER, reply.usage_metadata);
+    return reply;
   }
 
   /** Cancel the run (its AbortSignal fires). */

@@ -17,6 +17,15 @@ export interface WriteStep {
   params: readonly unknown[] | (() => readonly unknown[]);
 }
 
+/**
+ * A step whose parameters are computed at commit (see {@link WriteStep}).
+ * A call rather than a literal `{ params: () => … }`: the TypeScript loader
+ * names every arrow function written as a property, at each creation.
+ */
+export function deferredStep(sql: string, params: () => readonly unknown[]): WriteStep {
+  return { sql, params };
+}
+
 /** The parameters of a step (calling a deferred `params`). */
 export function stepParams(step: WriteStep): readonly unknown[] {
   return typeof step.params === "function" ? step.params() : step.params;

@@ -21,6 +21,11 @@ function contentLocation(threadId: string, runId: string): string {
   return `/api/threads/${threadId}/runs/${runId}`;
 }
 
+/** What a stream does when its client goes away: interrupt the run (made by a call, so the closure is not named per request). */
+function cancelOnDisconnect(ctx: GatewayContext, runId: string): () => void {
+  return () => void ctx.runs.cancel(runId, "interrupt", false).catch(() => undefined);
+}
+
 /** Runs endpoints (§2.3). */
 export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
@@ -30,9 +35,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     sendSse(c, (push) => run.buffer.listen(0, push), {
       heartbeatMs: ctx.options.heartbeatMs,
       headers: { "Content-Location": contentLocation(run.threadId, run.runId) },
-      onDisconnect: () => {
-        if (run.onDisconnect === "cancel") void ctx.runs.cancel(run.runId, "interrupt", false).catch(() => undefined);
-      },
+      onDisconnect: run.onDisconnect === "cancel" ? cancelOnDisconnect(ctx, run.runId) : undefined,
     });
 
   const waitRun = async (c: Context, run: LiveRun): Promise<Response> => {

@@ -319,6 +319,11 @@ export class RunManager {
     void this.execute(run);
   }
 
+  /** The run's `onEvent` (returned by a call, so the closure is not named at each run). */
+  private forwarder(run: InternalRun, frames: MessageCoalescer): NonNullable<RunOptions["onEvent"]> {
+    return (ev) => this.publish(run, ev.mode, ev.ns ?? [], ev.data, frames);
+  }
+
   /** One harness event into the run's stream (the harness already sends only the requested modes). */
   private publish(run: InternalRun, mode: StreamMode, ns: string[], data: unknown, out: MessageCoalescer): void {
     if (ns.length && !run.prepared.subgraphs) return;
@@ -352,7 +357,7 @@ export class RunManager {
         ...run.prepared.options,
         metadata: { ...agentRunMetadata(agent), ...run.prepared.options.metadata },
         signal: run.controller.signal,
-        onEvent: (ev) => this.publish(run, ev.mode, ev.ns ?? [], ev.data, frames),
+        onEvent: this.forwarder(run, frames),
       });
       result = await stream.result;
     } catch (err) {

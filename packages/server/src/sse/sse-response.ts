@@ -90,11 +90,12 @@ class SsePump {
   private headersFlushed = false;
   private detach: (() => void) | undefined;
   private readonly tick: number;
-  /** Bound once: the source calls it for every item. */
-  readonly push = (item: SubscriberItem): void => this.onItem(item);
-  /** Bound once: the sink's close events and the request signal call it. */
-  readonly disconnect = (): void => this.onDisconnect();
-  private readonly flushBound = (): void => this.flush();
+  // Bound once (bound methods, not arrow fields: the TypeScript loader names every arrow field per instance).
+  /** The source calls it for every item. */
+  readonly push: (item: SubscriberItem) => void = this.onItem.bind(this);
+  /** The sink's close events and the request signal call it. */
+  readonly disconnect: () => void = this.onDisconnect.bind(this);
+  private readonly flushBound: () => void = this.flush.bind(this);
 
   constructor(
     source: SseSource,
