@@ -2,7 +2,7 @@ import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Stream
 import { ModelCallError } from "../errors";
 import type { UsageMetadata } from "../messages";
 import { toModelCallError } from "./provider-errors";
-import { deepMerge, runWithExtraBody } from "./request-fetch";
+import { deepMerge, extraBodyHeaders } from "./request-fetch";
 import type { ChatModel, ModelRequest, ModelSettings, ModelStreamPart } from "./types";
 import { toV3Prompt, toV3ToolChoice, toV3Tools } from "./v3-prompt";
 
@@ -117,6 +117,7 @@ export class AiSdkChatModel implements ChatModel {
       providerOptions: mapped.providerOptions as LanguageModelV3CallOptions["providerOptions"],
       abortSignal: controller.signal,
       includeRawChunks: false,
+      headers: extraBodyHeaders(mapped.extraBody),
     };
 
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
@@ -124,7 +125,7 @@ export class AiSdkChatModel implements ChatModel {
       arm(o.requestTimeoutMs);
       let result;
       try {
-        result = await runWithExtraBody(mapped.extraBody, () => o.languageModel.doStream(call));
+        result = await o.languageModel.doStream(call);
       } catch (err) {
         throw fail(err);
       }

@@ -12,4 +12,4 @@ export { retryAfterMsFromHeaders, toModelCallError } from "./provider-errors";
 export { buildModelKwargs } from "./thinking";
 export type { ThinkingOptions } from "./thinking";
 export { toV3Prompt, toV3ToolChoice, toV3Tools } from "./v3-prompt";
-export { createRequestFetch, deepMerge, runWithExtraBody } from "./request-fetch";
+export { createRequestFetch, deepMerge, extraBodyHeaders } from "./request-fetch";

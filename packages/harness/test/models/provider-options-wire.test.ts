@@ -27,6 +27,8 @@ describe("config keys reach the wire", () => {
       { thinkingEnabled: true, reasoningEffort: "high" },
     );
     expect(body).toMatchObject({ model: "doubao", max_tokens: 321, temperature: 0.3, top_p: 0.9, thinking: { type: "enabled" }, reasoning_effort: "high" });
+    // the per-call fields travel to the fetch in a request header, which never reaches the provider
+    expect(Object.keys(server.requests[server.requests.length - 1].headers).filter((h) => h.startsWith("x-deerflow"))).toEqual([]);
     expect(body).not.toHaveProperty("max_retries");
     expect(body).not.toHaveProperty("timeout");
     expect(body).not.toHaveProperty("extra_body");
