@@ -1,4 +1,6 @@
 import type Database from "better-sqlite3";
+import path from "node:path";
+import { ValidationError } from "../errors";
 import { InlineWriter, SqliteWriterWorker, writerWorkerWanted } from "./writer";
 import type { BatchOutcome, WriteStep } from "./writer";
 
@@ -58,16 +60,21 @@ export class WriteBatcher {
   private readonly inline: InlineWriter;
   private worker: SqliteWriterWorker | undefined;
   private workerWanted: boolean;
+  /** The database file, resolved now: the writer thread opens it later, maybe after a change of directory. */
+  private readonly dbPath: string;
 
   constructor(
     private readonly db: Database.Database,
     options: WriteBatcherOptions = {},
   ) {
     const w = options.commitWindowMs ?? DEFAULT_COMMIT_WINDOW_MS;
-    if (!Number.isFinite(w) || w < 0) throw new RangeError(`commitWindowMs must be a number ≥ 0, got ${String(w)}`);
+    if (!Number.isFinite(w) || w < 0) {
+      throw new ValidationError(`WriteBatcher: commitWindowMs must be a number ≥ 0, got ${String(w)}`, { code: "invalid_commit_window" });
+    }
     this.windowMs = w;
     this.inline = new InlineWriter(db);
     this.workerWanted = writerWorkerWanted(db, options.worker);
+    this.dbPath = this.workerWanted ? path.resolve(db.name) : db.name;
   }
 
   /** True when statements run on the writer thread (false: on the calling thread). */
@@ -118,7 +125,7 @@ export class WriteBatcher {
       settleItems(batch, this.inline.run(batch.map((i) => i.steps)));
       return;
     }
-    this.worker ??= new SqliteWriterWorker(this.db.name, () => this.workerFailed());
+    this.worker ??= new SqliteWriterWorker(this.dbPath, () => this.workerFailed());
     const entry = { keys, done: Promise.resolve() };
     entry.done = this.worker.run(batch.map((i) => i.steps)).then(
       (outcome) => {

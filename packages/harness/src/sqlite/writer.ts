@@ -212,7 +212,13 @@ export class SqliteWriterWorker {
         if (outcome.kind === "done") for (const [n, err] of failed) outcome.errors.set(n, err);
         resolve(outcome);
       });
-      this.worker.postMessage({ type: "batch", id, sqls, items: encoded });
+      try {
+        this.worker.postMessage({ type: "batch", id, sqls, items: encoded });
+      } catch {
+        // A parameter that cannot be sent to the thread (not a SQLite value): the batch runs on the calling
+        // thread instead, where that write alone fails.
+        this.settle(id, { kind: "not-run" });
+      }
     });
   }
 

@@ -117,6 +117,16 @@ describe.each([
     expect(value(db, "fine")).toBe(3);
   });
 
+  it("a parameter SQLite cannot store fails only its own write", async () => {
+    const { db, batcher } = setup({ worker });
+    const bad = batcher.write({ sql: "INSERT INTO t (k, v) VALUES (?, ?)", params: ["f", () => 1] });
+    const good = batcher.write(ins("g", 5));
+    await expect(bad).rejects.toThrow();
+    await expect(good).resolves.toBeUndefined();
+    expect(value(db, "g")).toBe(5);
+    expect(value(db, "f")).toBeUndefined();
+  });
+
   it("batches commit in the order they were queued", async () => {
     const { db, batcher } = setup({ worker });
     const writes: Array<Promise<void>> = [];
