@@ -80,7 +80,13 @@ export function readRuntimeOptions(configurable: Record<string, unknown> = {}, c
   };
 }
 
+/** The settings of a run that sets nothing (computed once: every run's settings start from them). */
+const DEFAULT_SETTINGS: Readonly<LeadRuntimeOptions> = Object.freeze(readRuntimeOptions());
+
 /** Run settings from already-typed values (embedded use, tests): defaults for everything not given. */
 export function runSettings(partial: Partial<LeadRuntimeOptions> = {}): LeadRuntimeOptions {
-  return { ...readRuntimeOptions(), ...Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) };
+  const out: LeadRuntimeOptions = { ...DEFAULT_SETTINGS };
+  const given = partial as Record<string, unknown>;
+  for (const key in given) if (given[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = given[key];
+  return out;
 }
