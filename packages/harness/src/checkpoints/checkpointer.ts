@@ -65,9 +65,9 @@ export class Checkpointer {
     const cached = this.cache.get(threadId);
     if (cached && (!checkpointId || cached.record.checkpointId === checkpointId)) {
       if (!checkpointId) {
-        // Verify the cached head is still the head (another process may have written).
-        const head = await this.store.get(threadId);
-        if (head && head.checkpointId === cached.record.checkpointId) return cached;
+        // Verify the cached head is still the head (another process may have written): its id is enough.
+        const head = this.store.headId ? await this.store.headId(threadId) : (await this.store.get(threadId))?.checkpointId;
+        if (head === cached.record.checkpointId) return cached;
       } else {
         return cached;
       }

@@ -18,6 +18,11 @@ export class MemoryCheckpointStore implements CheckpointStore {
     return rec ? structuredClone(rec) : undefined;
   }
 
+  async headId(threadId: string): Promise<string | undefined> {
+    const list = this.threads.get(threadId);
+    return list?.length ? list[list.length - 1].checkpointId : undefined;
+  }
+
   async chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]> {
     const list = this.threads.get(threadId) ?? [];
     const byId = new Map(list.map((r) => [r.checkpointId, r]));

@@ -43,6 +43,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   private readonly batcher: WriteBatcher;
   private readonly stmts: {
     latest: Database.Statement;
+    headId: Database.Statement;
     byId: Database.Statement;
     all: Database.Statement;
     listAll: Database.Statement;
@@ -92,6 +93,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     const cols = "thread_id, checkpoint_id, parent_id, created_at, metadata, delta";
     this.stmts = {
       latest: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`),
+      headId: this.db.prepare(`SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`).pluck(),
       byId: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
       all: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq ASC`),
       listAll: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`),
@@ -132,6 +134,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
     await this.settle(threadId);
     const row = (checkpointId ? this.stmts.byId.get(threadId, checkpointId) : this.stmts.latest.get(threadId)) as Row | undefined;
     return row ? toRecord(row) : undefined;
+  }
+
+  async headId(threadId: string): Promise<string | undefined> {
+    await this.settle(threadId);
+    return (this.stmts.headId.get(threadId) as string | undefined) ?? undefined;
   }
 
   async chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]> {

@@ -59,6 +59,12 @@ export interface CheckpointStore {
   put(record: CheckpointRecord): Promise<void>;
   /** The latest checkpoint of a thread (by creation order), or one by id. */
   get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined>;
+  /**
+   * The id of a thread's latest checkpoint, without reading the checkpoint
+   * (optional: `get` is used without it). The checkpointer asks it at every
+   * run start to check its cached state is still the head.
+   */
+  headId?(threadId: string): Promise<string | undefined>;
   /** The ancestry of a checkpoint, root first, ending with the checkpoint itself. */
   chain(threadId: string, checkpointId: string): Promise<CheckpointRecord[]>;
   /** Checkpoints of a thread, newest first. */

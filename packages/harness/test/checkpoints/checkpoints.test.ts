@@ -61,6 +61,27 @@ describe.each(stores)("%s checkpoint store", (_name, make) => {
     await store.close();
   });
 
+  it("a cached head is checked by its id alone, and a write by another checkpointer is seen", async () => {
+    const store = make();
+    const cp = new Checkpointer(store);
+    const s1 = await cp.save("head", { checkpointId: null, values: undefined }, { messages: [humanMessage("a", { id: "1" })] }, { step: -1, source: "input" });
+    const gets: string[] = [];
+    const get = store.get.bind(store);
+    store.get = async (t, id) => {
+      gets.push(id ?? "latest");
+      return get(t, id);
+    };
+    expect((await cp.load("head"))?.record.checkpointId).toBe(s1.record.checkpointId);
+    expect(gets).toEqual([]); // served from the cache after an id check, no checkpoint read
+    // another process (here: another checkpointer on the same store) moves the head
+    const other = new Checkpointer(store);
+    const s2 = await other.save("head", { checkpointId: s1.record.checkpointId, values: s1.values }, { messages: [...s1.values.messages, aiMessage("b", { id: "2" })] }, { step: 0, source: "loop" });
+    const seen = await cp.load("head");
+    expect(seen?.record.checkpointId).toBe(s2.record.checkpointId);
+    expect(seen?.values.messages.map((m) => m.content)).toEqual(["a", "b"]);
+    await store.close();
+  });
+
   it("storage grows linearly: each message stored once", async () => {
     const store = make();
     const echo = tool({ name: "echo", description: "e", schema: z.object({ t: z.string() }), execute: ({ t }) => t.repeat(20) });
