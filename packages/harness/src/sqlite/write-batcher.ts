@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import path from "node:path";
 import { ValidationError } from "../errors";
 import { InlineWriter, SqliteWriterWorker, writerWorkerWanted } from "./writer";
-import type { BatchOutcome, WriteStep } from "./writer";
+import type { RanOutcome, WriteStep } from "./writer";
 
 export type { WriteStep } from "./writer";
 
@@ -169,13 +169,10 @@ export class WriteBatcher {
   }
 }
 
-function settleItems(batch: Item[], outcome: BatchOutcome): void {
+/** Resolve or reject each write of a batch that ran (a batch that did not run is run again instead). */
+function settleItems(batch: Item[], outcome: RanOutcome): void {
   if (outcome.kind === "failed") {
     for (const item of batch) item.reject(outcome.error);
-    return;
-  }
-  if (outcome.kind === "not-run") {
-    for (const item of batch) item.reject(new Error("write was not run"));
     return;
   }
   batch.forEach((item, i) => {

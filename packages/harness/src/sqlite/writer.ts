@@ -40,6 +40,9 @@ export type BatchOutcome =
   /** Never started (the writer thread could not open the database). */
   | { kind: "not-run" };
 
+/** The outcome of a batch that ran. */
+export type RanOutcome = Exclude<BatchOutcome, { kind: "not-run" }>;
+
 /** A SQLite error rebuilt from what the writer thread reported (same `name`, `message` and `code` as better-sqlite3's). */
 function sqliteError(message: string, code: string | undefined): Error {
   const err = new Error(message) as Error & { code?: string };
@@ -90,7 +93,7 @@ export class InlineWriter {
     });
   }
 
-  run(items: WriteStep[][]): BatchOutcome {
+  run(items: WriteStep[][]): RanOutcome {
     const errors = new Map<number, Error>();
     try {
       this.runBatch(items, errors);

@@ -7,14 +7,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import react from "@vitejs/plugin-react";
 import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeerFlowRuntime } from "@deerflow/harness";
 import { ScriptedModel } from "@deerflow/harness/testing";
 import type { Gateway } from "@deerflow/server";
-import { chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
+import { buildPageHarness, chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
 
 const hasChromium = chromiumAvailable("Agents UI");
 const config = (enabled: boolean) => `
@@ -34,7 +32,7 @@ describe.skipIf(!hasChromium)("Agents UI e2e (headless Chromium, real gateway)",
   let page: Page;
 
   beforeAll(async () => {
-    await build({ root: path.join(__dirname, "agents-page"), plugins: [react()], logLevel: "silent", build: { outDir: dist, emptyOutDir: true } });
+    buildPageHarness(dist);
     for (const enabled of [false, true]) {
       const dir = path.join(root, enabled ? "on" : "off");
       fs.mkdirSync(dir, { recursive: true });
@@ -48,7 +46,7 @@ describe.skipIf(!hasChromium)("Agents UI e2e (headless Chromium, real gateway)",
   });
 
   it("explains how to enable the API when agents_api is off", async () => {
-    await page.goto(servers[0].url);
+    await page.goto(`${servers[0].url}/?page=agents`);
     expect(await page.locator(".agents-disabled").textContent()).toContain("agents_api.enabled: true");
     expect(await page.getByRole("button", { name: "New agent" }).count()).toBe(0);
   });
@@ -56,7 +54,7 @@ describe.skipIf(!hasChromium)("Agents UI e2e (headless Chromium, real gateway)",
   it("creates, edits, opens a chat with and deletes an agent", async () => {
     const { url } = servers[1];
     const agentDir = path.join(root, "on", "data", "users", "default", "agents", "reviewer");
-    await page.goto(url);
+    await page.goto(`${url}/?page=agents`);
     await page.getByText("No custom agents yet.").waitFor();
     await page.getByRole("button", { name: "New agent" }).click();
     const form = page.getByRole("form", { name: "New agent" });

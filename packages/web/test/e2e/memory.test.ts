@@ -7,14 +7,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import react from "@vitejs/plugin-react";
 import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeerFlowRuntime } from "@deerflow/harness";
 import { ScriptedModel } from "@deerflow/harness/testing";
 import type { Gateway } from "@deerflow/server";
-import { chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
+import { buildPageHarness, chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
 
 const hasChromium = chromiumAvailable("memory UI");
 const CONFIG = `
@@ -34,7 +32,7 @@ describe.skipIf(!hasChromium)("memory UI e2e (headless Chromium, real gateway)",
   let page: Page;
 
   beforeAll(async () => {
-    await build({ root: path.join(__dirname, "memory-page"), plugins: [react()], logLevel: "silent", build: { outDir: dist, emptyOutDir: true } });
+    buildPageHarness(dist);
     ({ runtime, gateway, url } = await startE2eGateway({ configYaml: CONFIG, root, dist, model: new ScriptedModel([]) }));
     const memory = runtime.extensions.memory!;
     memory.importMemory({ userId: "default", agentName: null }, {
@@ -52,7 +50,7 @@ describe.skipIf(!hasChromium)("memory UI e2e (headless Chromium, real gateway)",
   });
 
   it("shows the profile and facts; add, edit, delete; recall preview; off switch", async () => {
-    await page.goto(url);
+    await page.goto(`${url}/?page=memory`);
     await page.getByTestId("memory-profile").getByText("Runs a bakery in Lyon.").waitFor();
     expect(await page.getByTestId("memory-fact").count()).toBe(2);
 

@@ -6,11 +6,18 @@
 import { StrictMode } from "react";
 import type { ReactElement } from "react";
 import { createRoot } from "react-dom/client";
+import { AgentsPage } from "../../../src/pages/AgentsPage";
+import { MemoryPage } from "../../../src/pages/MemoryPage";
 import { SkillsPage } from "../../../src/pages/SkillsPage";
 import "../../../src/styles.css";
 
+// Callbacks that leave the page write the document title, which the tests read.
 const PAGES: Record<string, () => ReactElement> = {
   skills: () => <SkillsPage onClose={() => (document.title = "closed")} />,
+  memory: () => <MemoryPage onClose={() => (document.title = "closed")} />,
+  agents: () => (
+    <AgentsPage models={[{ name: "scripted", display_name: "Scripted" }]} onChat={(name) => (document.title = `chat:${name}`)} onClose={() => (document.title = "closed")} />
+  ),
 };
 
 const name = new URLSearchParams(location.search).get("page") ?? "";
