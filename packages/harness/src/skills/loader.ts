@@ -1,6 +1,6 @@
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import type { Stats } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { SkillValidationError } from "./errors";
 import { splitSkillMarkdown, validateSkillFrontmatter } from "./frontmatter";
@@ -41,12 +41,57 @@ function statOf(p: string): Stats | undefined {
   }
 }
 
-async function isDir(p: string): Promise<boolean> {
+function isDir(p: string): boolean {
   return statOf(p)?.isDirectory() ?? false;
 }
 
-async function isFile(p: string): Promise<boolean> {
-  return statOf(p)?.isFile() ?? false;
+// Sorted names of a directory's entries worth descending into; unreadable counts as empty.
+function childNames(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => !ignored(name)).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** A SKILL.md's frontmatter as last parsed, valid while the file's identity, size and times are unchanged. */
+interface ParsedFrontmatter {
+  stamp: string;
+  fm?: ReturnType<typeof validateSkillFrontmatter>;
+  error?: unknown;
+}
+
+// Runs re-check the skills tree every few seconds. Reading and YAML-parsing every SKILL.md again each time was
+// most of that cost (milliseconds of the event loop for a few dozen skills); the stat is taken anyway, so an
+// unchanged file reuses its last parse, failures included. Bounded, oldest out.
+const parsed = new Map<string, ParsedFrontmatter>();
+const PARSED_MAX = 4096;
+
+function stampOf(st: Stats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+async function frontmatterOf(skillFile: string, st: Stats | undefined): Promise<ReturnType<typeof validateSkillFrontmatter>> {
+  const stamp = st ? stampOf(st) : "";
+  const hit = stamp ? parsed.get(skillFile) : undefined;
+  if (hit && hit.stamp === stamp) {
+    if (hit.fm) return hit.fm;
+    throw hit.error;
+  }
+  let entry: ParsedFrontmatter;
+  try {
+    const content = await readFile(skillFile, "utf8");
+    entry = { stamp, fm: validateSkillFrontmatter(splitSkillMarkdown(content, skillFile).metadata, skillFile) };
+  } catch (error) {
+    entry = { stamp, error };
+  }
+  if (stamp) {
+    parsed.delete(skillFile);
+    parsed.set(skillFile, entry);
+    if (parsed.size > PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
+  }
+  if (entry.fm) return entry.fm;
+  throw entry.error;
 }
 
 /**
@@ -54,9 +99,10 @@ async function isFile(p: string): Promise<boolean> {
  * @throws SkillValidationError naming the file and key when it is malformed.
  */
 export async function parseSkillFile(skillFile: string, category: SkillCategory, relativePath: string): Promise<{ skill: DiscoveredSkill; warnings: string[] }> {
-  const content = await readFile(skillFile, "utf8");
-  const { metadata } = splitSkillMarkdown(content, skillFile);
-  const fm = validateSkillFrontmatter(metadata, skillFile);
+  return skillFromFrontmatter(skillFile, category, relativePath, await frontmatterOf(skillFile, statOf(skillFile)));
+}
+
+function skillFromFrontmatter(skillFile: string, category: SkillCategory, relativePath: string, fm: ReturnType<typeof validateSkillFrontmatter>): { skill: DiscoveredSkill; warnings: string[] } {
   const warnings = fm.unexpectedKeys.length ? [`${skillFile}: unexpected key(s) in SKILL.md frontmatter: ${fm.unexpectedKeys.join(", ")} (ignored)`] : [];
   return {
     skill: {
@@ -67,6 +113,7 @@ export async function parseSkillFile(skillFile: string, category: SkillCategory,
       skillDir: path.dirname(skillFile),
       skillFile,
       relativePath: relativePath || ".",
+      // Shared with the kept parse: a skill's lists are readonly.
       allowedTools: fm.allowedTools,
       requiredSecrets: fm.requiredSecrets,
       secretsAutonomous: fm.secretsAutonomous,
@@ -85,13 +132,14 @@ export async function parseSkillFile(skillFile: string, category: SkillCategory,
  */
 export async function scanSkillRoot(root: string, category: SkillCategory): Promise<SkillScan> {
   const out: SkillScan = { skills: [], problems: [] };
-  if (!(await isDir(root))) return out;
+  if (!isDir(root)) return out;
   const seen = new Map<string, string>();
   const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
     const file = path.join(dir, SKILL_MD_FILE);
-    if (await isFile(file)) {
+    const st = statOf(file);
+    if (st?.isFile()) {
       try {
-        const { skill, warnings } = await parseSkillFile(file, category, rel);
+        const { skill, warnings } = skillFromFrontmatter(file, category, rel, await frontmatterOf(file, st));
         for (const w of warnings) out.problems.push({ file, message: w, severity: "warning" });
         const first = seen.get(skill.name);
         if (first) {
@@ -110,17 +158,14 @@ export async function scanSkillRoot(root: string, category: SkillCategory): Prom
       return;
     }
     if (depth >= MAX_DEPTH) return;
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    const names = entries.filter((e) => !ignored(e.name)).map((e) => e.name).sort();
-    for (const name of names) {
+    for (const name of childNames(dir)) {
       const child = path.join(dir, name);
-      if (await isDir(child)) await walk(child, rel ? `${rel}/${name}` : name, depth + 1);
+      if (isDir(child)) await walk(child, rel ? `${rel}/${name}` : name, depth + 1);
     }
   };
-  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
-  for (const name of entries.filter((e) => !ignored(e.name)).map((e) => e.name).sort()) {
+  for (const name of childNames(root)) {
     const child = path.join(root, name);
-    if (await isDir(child)) await walk(child, name, 1);
+    if (isDir(child)) await walk(child, name, 1);
   }
   return out;
 }

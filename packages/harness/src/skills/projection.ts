@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { lstatSync, readdirSync } from "node:fs";
 import { chmod, copyFile, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { KeyedMutex } from "./atomic-write";
@@ -12,14 +13,25 @@ export function skillsViewDir(dataDir: string, userId: string): string {
   return path.join(dataDir, "users", userId, "skills_view");
 }
 
-async function digestTree(hash: ReturnType<typeof createHash>, dir: string, label: string): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    const p = path.join(dir, e.name);
-    const st = await lstat(p).catch(() => null);
-    if (!st) continue;
-    hash.update(`${label}/${e.name}:${st.isDirectory() ? "d" : st.isSymbolicLink() ? "l" : "f"}:${st.size}:${st.mtimeMs}:${st.mode}\0`);
-    if (st.isDirectory()) await digestTree(hash, p, `${label}/${e.name}`);
+// Synchronous on purpose: this runs on every view re-check (every few seconds while runs start), and one
+// lstat of a cached inode costs far less than the promise and thread-pool round trip of an async one.
+function digestTree(hash: ReturnType<typeof createHash>, dir: string, label: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const p = path.join(dir, name);
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    hash.update(`${label}/${name}:${st.isDirectory() ? "d" : st.isSymbolicLink() ? "l" : "f"}:${st.size}:${st.mtimeMs}:${st.mode}\0`);
+    if (st.isDirectory()) digestTree(hash, p, `${label}/${name}`);
   }
 }
 
@@ -58,7 +70,7 @@ export async function ensureSkillsView(dataDir: string, userId: string, enabled:
     const sorted = [...enabled].sort((a, b) => `${a.category}/${a.relativePath}`.localeCompare(`${b.category}/${b.relativePath}`));
     for (const s of sorted) {
       hash.update(`skill:${s.category}/${s.relativePath}\0`);
-      await digestTree(hash, s.skillDir, `${s.category}/${s.relativePath}`);
+      digestTree(hash, s.skillDir, `${s.category}/${s.relativePath}`);
     }
     const signature = hash.digest("hex");
     const manifest = await readFile(path.join(view, MANIFEST), "utf8").catch(() => "");

@@ -149,4 +149,35 @@ describe("scanning a skills root", () => {
   it("an absent root is empty", async () => {
     expect(await scanSkillRoot(path.join(root, "nope"), "public")).toEqual({ skills: [], problems: [] });
   });
+
+  it("re-reads a SKILL.md whose file changed, even with the same size and a restored mtime", async () => {
+    const dir = writeSkill(path.join(root, "edit", "one"), "name: one\ndescription: First text.");
+    const file = path.join(dir, "SKILL.md");
+    fs.utimesSync(file, 1_000_000, 1_000_000); // whole seconds, so the same mtime can be set again exactly
+    expect((await scanSkillRoot(path.join(root, "edit"), "custom")).skills[0]?.description).toBe("First text.");
+    const before = fs.statSync(file);
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("First", "Other"));
+    fs.utimesSync(file, 1_000_000, 1_000_000); // an editor or copy tool that keeps the timestamp
+    const after = fs.statSync(file);
+    expect([after.size, after.mtimeMs, after.ino]).toEqual([before.size, before.mtimeMs, before.ino]);
+    expect((await scanSkillRoot(path.join(root, "edit"), "custom")).skills[0]?.description).toBe("Other text.");
+    // Replaced by rename (a new file at the same path), as atomic writers do.
+    fs.writeFileSync(`${file}.tmp`, "---\nname: one\ndescription: Renamed in.\n---\n# x\n");
+    fs.renameSync(`${file}.tmp`, file);
+    expect((await scanSkillRoot(path.join(root, "edit"), "custom")).skills[0]?.description).toBe("Renamed in.");
+  });
+
+  it("reports a broken SKILL.md on every scan until it is fixed, then loads it", async () => {
+    const dir = writeSkill(path.join(root, "fix", "two"), "name: two\ndescription: [unclosed");
+    const scan = () => scanSkillRoot(path.join(root, "fix"), "custom");
+    for (let i = 0; i < 2; i++) {
+      const s = await scan();
+      expect(s.skills).toEqual([]);
+      expect(s.problems.map((p) => p.severity)).toEqual(["error"]);
+    }
+    writeSkill(dir, "name: two\ndescription: Fixed.");
+    const fixed = await scan();
+    expect(fixed.problems).toEqual([]);
+    expect(fixed.skills.map((s) => s.description)).toEqual(["Fixed."]);
+  });
 });
