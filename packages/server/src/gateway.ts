@@ -91,9 +91,9 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   const runs = new RunManager(runtime, options);
   const ctx: GatewayContext = { options, stores, runs, runtime };
 
+  // No error handler of its own: Hono wraps every handler of a mounted app that has one in an extra compose (two
+  // more promises per handler and request). Errors reach the outer app's handler, the same function.
   const api = new Hono();
-  api.onError(onError(options.log));
-  api.notFound((c) => c.json({ detail: "Not Found" }, 404));
   registerThreadAccess(api, ctx);
   registerThreadRoutes(api, ctx);
   registerRegenerateRoutes(api, ctx);
