@@ -8,9 +8,12 @@ const SECRET_KEY = /(api[_-]?key|token|secret|password|authorization|cookie|cred
 export function redactSecretKeys(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((v) => redactSecretKeys(v, depth + 1));
+  const src = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = SECRET_KEY.test(k) && k !== "token_usage" ? "***" : redactSecretKeys(v, depth + 1);
+  // Keys, not entries: every run record passes its request through here, and a [key, value] pair per property
+  // is garbage the request did not need.
+  for (const k of Object.keys(src)) {
+    out[k] = SECRET_KEY.test(k) && k !== "token_usage" ? "***" : redactSecretKeys(src[k], depth + 1);
   }
   return out;
 }

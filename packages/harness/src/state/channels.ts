@@ -53,12 +53,23 @@ export function mergeSchemas(...schemas: Array<StateSchema | undefined>): StateS
   return out;
 }
 
-/** The initial state for a schema. */
+// The channels of a schema that have a default, listed once per schema object: every run starts from an initial
+// state. A schema is not changed once an agent uses it.
+const defaultsOf = new WeakMap<StateSchema, ReadonlyArray<readonly [string, () => unknown]>>();
+
+function channelDefaults(schema: StateSchema): ReadonlyArray<readonly [string, () => unknown]> {
+  let list = defaultsOf.get(schema);
+  if (!list) {
+    list = Object.entries(schema).flatMap(([key, channel]) => (channel.default ? [[key, channel.default] as const] : []));
+    defaultsOf.set(schema, list);
+  }
+  return list;
+}
+
+/** The initial state for a schema (fresh default values each time). */
 export function initialState(schema: StateSchema): AgentState {
   const state: Record<string, unknown> = {};
-  for (const [key, channel] of Object.entries(schema)) {
-    if (channel.default) state[key] = channel.default();
-  }
+  for (const [key, makeDefault] of channelDefaults(schema)) state[key] = makeDefault();
   if (!Array.isArray(state.messages)) state.messages = [];
   return state as AgentState;
 }

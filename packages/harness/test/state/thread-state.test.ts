@@ -89,3 +89,16 @@ describe("DeerFlow ThreadState reducers", () => {
     expect(() => applyUpdate(threadStateSchema, s, { titel: "typo" })).toThrow(/Unknown state channel 'titel'/);
   });
 });
+
+describe("initialState", () => {
+  it("gives every call its own default values (two runs never share an array or object)", () => {
+    const a = initialState(threadStateSchema);
+    const b = initialState(threadStateSchema);
+    expect(a).toEqual(b);
+    for (const key of Object.keys(a) as Array<keyof typeof a>) {
+      if (a[key] !== null && typeof a[key] === "object") expect(a[key], key).not.toBe(b[key]);
+    }
+    (a.messages as unknown[]).push({ type: "human", content: "x" });
+    expect(initialState(threadStateSchema).messages).toEqual([]);
+  });
+});
