@@ -70,50 +70,63 @@ export function emptyRunOutcome(): RunOutcome {
   return { stopReason: null, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0, llm_call_count: 0 }, usageByCaller: {}, error: null, reports: {} };
 }
 
+// A class, not an object literal of closures: one is made per run (and per sub-agent run), and its methods are
+// then shared instead of allocated with each recorder.
+class OutcomeRecorder implements RunOutcomeRecorder {
+  private readonly o: RunOutcome = emptyRunOutcome();
+
+  get stopReason(): RunOutcome["stopReason"] {
+    return this.o.stopReason;
+  }
+
+  get error(): RunOutcome["error"] {
+    return this.o.error;
+  }
+
+  setStopReason(reason: NonNullable<RunOutcome["stopReason"]>, options?: { overwrite?: boolean }): void {
+    if (this.o.stopReason === null || options?.overwrite) this.o.stopReason = reason;
+  }
+
+  setError(error: NonNullable<RunOutcome["error"]>): void {
+    this.o.error ??= { type: error.type, reason: error.reason };
+  }
+
+  recordUsage(caller: string, usage: Parameters<RunOutcomeRecorder["recordUsage"]>[1], options?: { calls?: number }): void {
+    const o = this.o;
+    const input = count(usage?.input_tokens);
+    const output = count(usage?.output_tokens);
+    const total = count(usage?.total_tokens) || input + output;
+    const calls = options?.calls ?? 1;
+    const c = (o.usageByCaller[caller] ??= { input_tokens: 0, output_tokens: 0, total_tokens: 0, calls: 0 });
+    c.input_tokens += input;
+    c.output_tokens += output;
+    c.total_tokens += total;
+    c.calls += calls;
+    o.usage.input_tokens += input;
+    o.usage.output_tokens += output;
+    o.usage.total_tokens += total;
+    if (caller === AGENT_CALLER) o.usage.llm_call_count += calls;
+  }
+
+  report(key: string, value: unknown): void {
+    this.o.reports[key] = value;
+  }
+
+  snapshot(): RunOutcome {
+    const o = this.o;
+    return {
+      stopReason: o.stopReason,
+      usage: { ...o.usage },
+      usageByCaller: Object.fromEntries(Object.entries(o.usageByCaller).map(([k, v]) => [k, { ...v }])),
+      error: o.error ? { ...o.error } : null,
+      reports: { ...o.reports },
+    };
+  }
+}
+
 /** A fresh recorder for one run. */
 export function createRunOutcomeRecorder(): RunOutcomeRecorder {
-  const o = emptyRunOutcome();
-  return {
-    get stopReason() {
-      return o.stopReason;
-    },
-    get error() {
-      return o.error;
-    },
-    setStopReason(reason, options) {
-      if (o.stopReason === null || options?.overwrite) o.stopReason = reason;
-    },
-    setError(error) {
-      o.error ??= { type: error.type, reason: error.reason };
-    },
-    recordUsage(caller, usage, options) {
-      const input = count(usage?.input_tokens);
-      const output = count(usage?.output_tokens);
-      const total = count(usage?.total_tokens) || input + output;
-      const calls = options?.calls ?? 1;
-      const c = (o.usageByCaller[caller] ??= { input_tokens: 0, output_tokens: 0, total_tokens: 0, calls: 0 });
-      c.input_tokens += input;
-      c.output_tokens += output;
-      c.total_tokens += total;
-      c.calls += calls;
-      o.usage.input_tokens += input;
-      o.usage.output_tokens += output;
-      o.usage.total_tokens += total;
-      if (caller === AGENT_CALLER) o.usage.llm_call_count += calls;
-    },
-    report(key, value) {
-      o.reports[key] = value;
-    },
-    snapshot() {
-      return {
-        stopReason: o.stopReason,
-        usage: { ...o.usage },
-        usageByCaller: Object.fromEntries(Object.entries(o.usageByCaller).map(([k, v]) => [k, { ...v }])),
-        error: o.error ? { ...o.error } : null,
-        reports: { ...o.reports },
-      };
-    },
-  };
+  return new OutcomeRecorder();
 }
 
 /** Tokens of callers whose name starts with `prefix` (e.g. `subagent`). */

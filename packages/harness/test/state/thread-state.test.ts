@@ -96,7 +96,7 @@ describe("initialState", () => {
     const b = initialState(threadStateSchema);
     expect(a).toEqual(b);
     for (const key of Object.keys(a) as Array<keyof typeof a>) {
-      if (a[key] !== null && typeof a[key] === "object") expect(a[key], key).not.toBe(b[key]);
+      if (a[key] !== null && typeof a[key] === "object") expect(a[key], String(key)).not.toBe(b[key]);
     }
     (a.messages as unknown[]).push({ type: "human", content: "x" });
     expect(initialState(threadStateSchema).messages).toEqual([]);
