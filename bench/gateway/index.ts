@@ -75,12 +75,15 @@ const lookup = tool({
 
 /** When each run of the current phase made its first model call (ms, `performance.now()`). */
 let firstCalls: number[] = [];
+/** Event-loop CPU (ns) at the first and at the last first model call of the current phase. */
+let admissionCpu: number[] = [];
 
 // Decide from the conversation, so concurrent runs sharing one model stay independent.
 const step: ScriptStep = (request: ModelRequest) => {
   const last = request.messages[request.messages.length - 1];
   if (last?.type === "tool") return { text: "Here is the final answer based on the lookup result.", delayMs: latencyMs };
   firstCalls.push(performance.now());
+  if (firstCalls.length === 1 || firstCalls.length === RUNS) admissionCpu.push(mainThreadCpuNs() ?? Number.NaN);
   return { text: "Let me look that up.", toolCalls: [{ name: "lookup", args: { q: "benchmark" } }], delayMs: latencyMs };
 };
 
@@ -168,6 +171,8 @@ interface PhaseResult extends ClientResult {
   main_thread_cpu_ms_per_run: number | null;
   /** From the first run's first model call to the last run's (the gateway only): how long admitting the burst took. */
   start_spread_ms: number | null;
+  /** Event-loop CPU spent within that spread ÷ runs (Linux; null elsewhere): what admitting one run costs. */
+  admission_cpu_ms_per_run: number | null;
 }
 
 /**
@@ -188,6 +193,7 @@ async function timedPhase(client: LoadClient, latency: number, profile = false):
   await client.prepare(RUNS);
   const stopProfile = profile ? await startProfile() : undefined;
   firstCalls = [];
+  admissionCpu = [];
   const main0 = mainThreadCpuNs();
   const cpu0 = process.cpuUsage();
   const r = await client.go();
@@ -204,6 +210,7 @@ async function timedPhase(client: LoadClient, latency: number, profile = false):
     server_cpu_ms_per_run: (cpu.user + cpu.system) / 1000 / RUNS,
     main_thread_cpu_ms_per_run: main0 !== null && main1 !== null ? (main1 - main0) / 1e6 / RUNS : null,
     start_spread_ms: firstCalls.length ? firstCalls[firstCalls.length - 1] - firstCalls[0] : null,
+    admission_cpu_ms_per_run: admissionCpu.length === 2 && Number.isFinite(admissionCpu[1] - admissionCpu[0]) ? (admissionCpu[1] - admissionCpu[0]) / 1e6 / RUNS : null,
   };
 }
 
@@ -246,6 +253,7 @@ function line(label: string, r: PhaseResult): void {
       (r.main_thread_cpu_ms_per_run !== null ? ` (event loop ${r.main_thread_cpu_ms_per_run.toFixed(2)})` : "") +
       `; ${r.bytes_per_run} B/run` +
       (r.start_spread_ms !== null ? `; model calls of all runs started within ${r.start_spread_ms.toFixed(0)} ms` : "") +
+      (r.admission_cpu_ms_per_run !== null ? ` (event-loop CPU ${r.admission_cpu_ms_per_run.toFixed(3)} ms per run admitted)` : "") +
       (r.failures ? `; ${r.failures} FAILED` : ""),
   );
 }
@@ -340,6 +348,7 @@ async function main(): Promise<void> {
     main_thread_cpu_ms_per_run: ours.stress.main_thread_cpu_ms_per_run === null ? null : Number(ours.stress.main_thread_cpu_ms_per_run.toFixed(3)),
     reference_main_thread_cpu_ms_per_run: ref.stress.main_thread_cpu_ms_per_run === null ? null : Number(ref.stress.main_thread_cpu_ms_per_run.toFixed(3)),
     start_spread_ms: Number((ours.stress.start_spread_ms ?? 0).toFixed(1)),
+    admission_cpu_ms_per_run: ours.stress.admission_cpu_ms_per_run === null ? null : Number(ours.stress.admission_cpu_ms_per_run.toFixed(3)),
     reference_ratio: r3(ref.stress.ratio),
     over_reference: r3(overStress),
     stress_rounds: STRESS_ROUNDS,
