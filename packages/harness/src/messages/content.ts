@@ -54,16 +54,19 @@ export function isHidden(m: Message): boolean {
   return m.additional_kwargs?.hide_from_ui === true;
 }
 
+/** Index of the last message of a given type, or -1. */
+export function lastIndexOfType(messages: readonly Message[], type: Message["type"]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].type === type) return i;
+  return -1;
+}
+
 /** The last message of a given type, or undefined. */
 export function lastMessageOfType<T extends Message["type"]>(
   messages: readonly Message[],
   type: T,
 ): Extract<Message, { type: T }> | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m.type === type) return m as Extract<Message, { type: T }>;
-  }
-  return undefined;
+  const i = lastIndexOfType(messages, type);
+  return i < 0 ? undefined : (messages[i] as Extract<Message, { type: T }>);
 }
 
 /** Index of the last human message that is not hidden (a "genuine" user turn), or -1. */

@@ -35,6 +35,7 @@ export {
   isHidden,
   isToolMessage,
   lastGenuineHumanIndex,
+  lastIndexOfType,
   lastMessageOfType,
   messageText,
   reasoningText,

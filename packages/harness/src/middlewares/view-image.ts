@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { promises as fs } from "node:fs";
-import { humanMessage, removeMessage } from "../messages";
+import { humanMessage, lastIndexOfType, removeMessage } from "../messages";
 import type { AIMessage, ContentBlock, HumanMessage, Message } from "../messages";
 import type { AgentMiddleware, HookResult } from "../runtime/types";
 import type { AgentState, ViewedImage } from "../state";
@@ -47,13 +47,7 @@ export async function buildViewedImagesContent(viewed: Record<string, ViewedImag
 }
 
 function shouldInject(messages: readonly Message[]): boolean {
-  let idx = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].type === "ai") {
-      idx = i;
-      break;
-    }
-  }
+  const idx = lastIndexOfType(messages, "ai");
   if (idx < 0) return false;
   const ai = messages[idx] as AIMessage;
   if (!ai.tool_calls.some((c) => c.name === "view_image")) return false;

@@ -1,3 +1,4 @@
+import { lastIndexOfType } from "../messages";
 import type { AIMessage, Message, ToolCall } from "../messages";
 
 /** Where the loop goes next: the model, the tools, or the end of the run. */
@@ -13,13 +14,7 @@ export const NEXT_NODES_KEY = "__next";
 
 /** Tool calls of the last AI message that have no result yet. */
 export function pendingToolCalls(messages: readonly Message[]): { ai: AIMessage; calls: ToolCall[]; invalid: { id: string; name: string; error: string }[] } | undefined {
-  let aiIndex = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].type === "ai") {
-      aiIndex = i;
-      break;
-    }
-  }
+  const aiIndex = lastIndexOfType(messages, "ai");
   if (aiIndex < 0) return undefined;
   const ai = messages[aiIndex] as AIMessage;
   const answered = new Set<string>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { aiMessage, coerceMessage, contentText, hasToolCalls, humanMessage, lastGenuineHumanIndex, reasoningText, toolMessage } from "../../src/messages";
+import { aiMessage, coerceMessage, contentText, hasToolCalls, humanMessage, lastGenuineHumanIndex, lastIndexOfType, lastMessageOfType, reasoningText, toolMessage } from "../../src/messages";
 import { ValidationError } from "../../src/errors";
 import { AIMessageAccumulator } from "../../src/models";
 
@@ -50,5 +50,18 @@ describe("messages", () => {
     expect(msg.invalid_tool_calls[0]).toMatchObject({ id: "c2", name: "g", args: "{oops" });
     expect(msg.response_metadata.finish_reason).toBe("tool_calls");
     expect(msg.usage_metadata?.total_tokens).toBe(7);
+  });
+});
+
+describe("lastIndexOfType / lastMessageOfType", () => {
+  it("find the last message of a type, or say there is none", () => {
+    const ai1 = aiMessage("first");
+    const ai2 = aiMessage("second", { tool_calls: [{ id: "c1", name: "t", args: {} }] });
+    const msgs = [humanMessage("hi"), ai1, toolMessage("r", { tool_call_id: "x" }), ai2, toolMessage("r2", { tool_call_id: "c1" })];
+    expect(lastIndexOfType(msgs, "ai")).toBe(3);
+    expect(lastMessageOfType(msgs, "ai")).toBe(ai2);
+    expect(lastIndexOfType(msgs, "system")).toBe(-1);
+    expect(lastMessageOfType(msgs, "system")).toBeUndefined();
+    expect(lastIndexOfType([], "human")).toBe(-1);
   });
 });
