@@ -63,7 +63,8 @@ interface ParsedFrontmatter {
 
 // Runs re-check the skills tree every few seconds. Reading and YAML-parsing every SKILL.md again each time was
 // most of that cost (milliseconds of the event loop for a few dozen skills); the stat is taken anyway, so an
-// unchanged file reuses its last parse, failures included. Bounded, oldest out.
+// unchanged file reuses its last parse, a malformed one its validation error. A failed read (permissions, too
+// many open files) is not kept: the next scan tries again. Bounded, oldest out.
 const parsed = new Map<string, ParsedFrontmatter>();
 const PARSED_MAX = 4096;
 
@@ -85,7 +86,7 @@ async function frontmatterOf(skillFile: string, st: Stats | undefined): Promise<
   } catch (error) {
     entry = { stamp, error };
   }
-  if (stamp) {
+  if (stamp && (entry.fm || entry.error instanceof SkillValidationError)) {
     parsed.delete(skillFile);
     parsed.set(skillFile, entry);
     if (parsed.size > PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
