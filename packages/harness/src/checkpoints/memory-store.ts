@@ -1,3 +1,4 @@
+import { CheckpointError } from "../errors";
 import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 
 /** An in-memory checkpoint store (tests, embedded use without persistence). */
@@ -6,6 +7,10 @@ export class MemoryCheckpointStore implements CheckpointStore {
 
   async put(record: CheckpointRecord): Promise<void> {
     const list = this.threads.get(record.threadId) ?? [];
+    // As the SQLite store: a checkpoint is stored only on top of its parent.
+    if (record.parentId && list[list.length - 1]?.checkpointId !== record.parentId && !list.some((r) => r.checkpointId === record.parentId)) {
+      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: its parent checkpoint ${record.parentId} is not stored`, { code: "checkpoint_parent_missing" });
+    }
     list.push(structuredClone(record));
     this.threads.set(record.threadId, list);
   }

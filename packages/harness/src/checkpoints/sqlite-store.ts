@@ -4,12 +4,17 @@ import { dirname } from "node:path";
 import { CheckpointError } from "../errors";
 import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 import { WalCheckpointWorker } from "./wal-checkpointer";
-import { batcherFor, deferredStep } from "../sqlite";
+import { batcherFor, deferredStep, UNCHANGED_WRITE_CODE } from "../sqlite";
 import type { WriteBatcher } from "../sqlite";
 
 type Db = Database.Database;
 
-const INSERT_SQL = `INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, created_at, metadata, delta) VALUES (?, ?, ?, ?, ?, ?)`;
+const COLS = "thread_id, checkpoint_id, parent_id, created_at, metadata, delta";
+// A checkpoint is stored only on top of its parent: writes are queued without waiting for the previous one's
+// commit, so a parent whose write failed (or a thread deleted meanwhile) must not leave a child whose state,
+// rebuilt from its chain, would silently lack everything before it.
+const INSERT_SQL = `INSERT INTO checkpoints (${COLS}) SELECT @thread, @id, @parent, @created, @metadata, @delta
+  WHERE @parent IS NULL OR EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = @thread AND checkpoint_id = @parent)`;
 
 interface Row {
   thread_id: string;
@@ -90,14 +95,13 @@ export class SqliteCheckpointStore implements CheckpointStore {
       );
       CREATE INDEX IF NOT EXISTS checkpoints_thread_seq ON checkpoints (thread_id, seq);
     `);
-    const cols = "thread_id, checkpoint_id, parent_id, created_at, metadata, delta";
     this.stmts = {
-      latest: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`),
+      latest: this.db.prepare(`SELECT ${COLS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`),
       headId: this.db.prepare(`SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`).pluck(),
-      byId: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
-      all: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq ASC`),
-      listAll: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`),
-      listBefore: this.db.prepare(`SELECT ${cols} FROM checkpoints WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
+      byId: this.db.prepare(`SELECT ${COLS} FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
+      all: this.db.prepare(`SELECT ${COLS} FROM checkpoints WHERE thread_id = ? ORDER BY seq ASC`),
+      listAll: this.db.prepare(`SELECT ${COLS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?`),
+      listBefore: this.db.prepare(`SELECT ${COLS} FROM checkpoints WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
       rowidOf: this.db.prepare(`SELECT seq FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
     };
     this.batcher = batcherFor(this.db);
@@ -110,18 +114,28 @@ export class SqliteCheckpointStore implements CheckpointStore {
    */
   async put(record: CheckpointRecord): Promise<void> {
     // Serialised when the batch commits: a checkpoint record (and the immutable messages of its delta) never changes.
-    const step = deferredStep(INSERT_SQL, () => [
-      record.threadId,
-      record.checkpointId,
-      record.parentId,
-      record.createdAt,
-      JSON.stringify(record.metadata),
-      JSON.stringify(record.delta),
-    ]);
+    const step = deferredStep(
+      INSERT_SQL,
+      () => [
+        {
+          thread: record.threadId,
+          id: record.checkpointId,
+          parent: record.parentId,
+          created: record.createdAt,
+          metadata: JSON.stringify(record.metadata),
+          delta: JSON.stringify(record.delta),
+        },
+      ],
+      record.parentId ? `its parent checkpoint ${record.parentId} is not stored` : undefined,
+    );
     try {
       await this.batcher.write(step, [`checkpoints:${record.threadId}`]);
     } catch (err) {
-      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, { cause: err });
+      const parentMissing = (err as { code?: string }).code === UNCHANGED_WRITE_CODE;
+      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, {
+        cause: err,
+        code: parentMissing ? "checkpoint_parent_missing" : undefined,
+      });
     }
   }
 

@@ -55,7 +55,12 @@ export interface ListCheckpointOptions {
  * PostgreSQL) stores the same linear data.
  */
 export interface CheckpointStore {
-  /** Persist one checkpoint record. Must be atomic. */
+  /**
+   * Persist one checkpoint record. Must be atomic, and must refuse a record
+   * whose `parentId` is not stored in the thread (a `CheckpointError` with code
+   * `checkpoint_parent_missing`): writes are queued ahead of their commits, so
+   * a child must never outlive a parent whose write failed.
+   */
   put(record: CheckpointRecord): Promise<void>;
   /** The latest checkpoint of a thread (by creation order), or one by id. */
   get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined>;

@@ -1,3 +1,3 @@
 export { batcherFor, DEFAULT_COMMIT_WINDOW_MS, WriteBatcher } from "./write-batcher";
-export { deferredStep } from "./writer";
+export { deferredStep, UNCHANGED_WRITE_CODE } from "./writer";
 export type { WriteBatcherOptions, WriteStep } from "./write-batcher";

@@ -6,7 +6,7 @@ const requireFromHere = createRequire(import.meta.url);
 
 /**
  * One SQL statement of a write, with its parameters (strings, numbers,
- * bigints, buffers or null). `params` may be a function: it is called when
+ * bigints, buffers or null; or one object of named `@parameters`). `params` may be a function: it is called when
  * the batch is committed, not when the write is queued, so serialising a row
  * (the JSON of a record or of a checkpoint delta) happens after the request
  * that queued it has reached its model call. It must only read values that
@@ -15,6 +15,12 @@ const requireFromHere = createRequire(import.meta.url);
 export interface WriteStep {
   sql: string;
   params: readonly unknown[] | (() => readonly unknown[]);
+  /**
+   * When set, the statement must change at least one row; if it changes none
+   * the write fails with this message (e.g. an `INSERT … SELECT … WHERE` whose
+   * condition did not hold), and its other statements are undone.
+   */
+  mustChange?: string;
 }
 
 /**
@@ -22,8 +28,8 @@ export interface WriteStep {
  * A call rather than a literal `{ params: () => … }`: the TypeScript loader
  * names every arrow function written as a property, at each creation.
  */
-export function deferredStep(sql: string, params: () => readonly unknown[]): WriteStep {
-  return { sql, params };
+export function deferredStep(sql: string, params: () => readonly unknown[], mustChange?: string): WriteStep {
+  return mustChange ? { sql, params, mustChange } : { sql, params };
 }
 
 /** The parameters of a step (calling a deferred `params`). */
@@ -43,10 +49,17 @@ export type BatchOutcome =
 /** The outcome of a batch that ran. */
 export type RanOutcome = Exclude<BatchOutcome, { kind: "not-run" }>;
 
+/** Code of the error a {@link WriteStep.mustChange} statement fails with. */
+export const UNCHANGED_WRITE_CODE = "DEERFLOW_WRITE_UNCHANGED";
+
+function unchangedError(message: string): Error {
+  return Object.assign(new Error(message), { code: UNCHANGED_WRITE_CODE });
+}
+
 /** A SQLite error rebuilt from what the writer thread reported (same `name`, `message` and `code` as better-sqlite3's). */
 function sqliteError(message: string, code: string | undefined): Error {
   const err = new Error(message) as Error & { code?: string };
-  err.name = "SqliteError";
+  if (code !== UNCHANGED_WRITE_CODE) err.name = "SqliteError";
   if (code) err.code = code;
   return err;
 }
@@ -78,13 +91,16 @@ export class InlineWriter {
       return s;
     };
     // A write of several statements runs in a savepoint, so it succeeds or fails as a whole.
+    const runStep = (step: WriteStep) => {
+      if (stmt(step.sql).run(...stepParams(step)).changes === 0 && step.mustChange) throw unchangedError(step.mustChange);
+    };
     this.runItem = db.transaction((steps: WriteStep[]) => {
-      for (const step of steps) stmt(step.sql).run(...stepParams(step));
+      for (const step of steps) runStep(step);
     });
     this.runBatch = db.transaction((items: WriteStep[][], errors: Map<number, Error>) => {
       items.forEach((steps, i) => {
         try {
-          if (steps.length === 1) stmt(steps[0].sql).run(...stepParams(steps[0]));
+          if (steps.length === 1) runStep(steps[0]);
           else this.runItem(steps);
         } catch (err) {
           errors.set(i, err instanceof Error ? err : new Error(String(err))); // one bad write fails only its own caller
@@ -128,11 +144,14 @@ const stmt = (sql) => {
   if (!s) { s = db.prepare(sql); statements.set(sql, s); }
   return s;
 };
-const runItem = db.transaction((sqls, steps) => { for (const [i, params] of steps) stmt(sqls[i]).run(...params); });
+const runStep = (sqls, [i, params, mustChange]) => {
+  if (stmt(sqls[i]).run(...params).changes === 0 && mustChange) throw Object.assign(new Error(mustChange), { code: workerData.unchangedCode });
+};
+const runItem = db.transaction((sqls, steps) => { for (const step of steps) runStep(sqls, step); });
 const runBatch = db.transaction((sqls, items, errors) => {
   items.forEach((steps, i) => {
     try {
-      if (steps.length === 1) stmt(sqls[steps[0][0]]).run(...steps[0][1]);
+      if (steps.length === 1) runStep(sqls, steps[0]);
       else if (steps.length) runItem(sqls, steps);
     } catch (err) {
       errors.push([i, String(err && err.message || err), err && err.code]);
@@ -176,7 +195,7 @@ export class SqliteWriterWorker {
     dbPath: string,
     private readonly onFailed: (reason: string) => void,
   ) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: dbPath, module: requireFromHere.resolve("better-sqlite3") } });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: dbPath, module: requireFromHere.resolve("better-sqlite3"), unchangedCode: UNCHANGED_WRITE_CODE } });
     this.worker.unref();
     this.worker.on("message", (m: WorkerReply) => this.onMessage(m));
     this.worker.on("error", (err) => this.fail(`the SQLite writer thread failed: ${err.message}`, false));
@@ -202,7 +221,7 @@ export class SqliteWriterWorker {
             i = sqls.push(s.sql) - 1;
             index.set(s.sql, i);
           }
-          return [i, stepParams(s)] as const;
+          return s.mustChange ? ([i, stepParams(s), s.mustChange] as const) : ([i, stepParams(s)] as const);
         });
       } catch (err) {
         failed.set(n, err instanceof Error ? err : new Error(String(err)));

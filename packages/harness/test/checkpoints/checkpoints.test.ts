@@ -82,6 +82,31 @@ describe.each(stores)("%s checkpoint store", (_name, make) => {
     await store.close();
   });
 
+  it("refuses a checkpoint whose parent is not stored, and a child queued behind a parent whose write failed", async () => {
+    const store = make();
+    const record = (id: string, parentId: string | null) => ({ threadId: "orphan", checkpointId: id, parentId, createdAt: "2026-12-01T00:00:00.000Z", metadata: { step: 0, source: "loop" as const }, delta: {} });
+    await expect(store.put(record("c1", "never-stored"))).rejects.toMatchObject({ code: "checkpoint_parent_missing" });
+    expect(await store.get("orphan")).toBeUndefined();
+    await store.put(record("c1", null));
+    await store.put(record("c2", "c1"));
+    expect((await store.get("orphan"))?.checkpointId).toBe("c2");
+    // Through the checkpointer: the middle write fails, the next one was queued on top of it before anyone knew.
+    // It must not be stored: its chain would rebuild a state without the middle.
+    const cp = new Checkpointer(store);
+    const s1 = await cp.save("chain", { checkpointId: null, values: undefined }, { messages: [humanMessage("a", { id: "1" })] }, { step: -1, source: "input" });
+    const put = store.put.bind(store);
+    let calls = 0;
+    store.put = (r) => (++calls === 1 ? Promise.reject(new Error("disk full")) : put(r));
+    const bad = cp.queue("chain", { checkpointId: s1.record.checkpointId, values: s1.values }, { messages: [...s1.values.messages, aiMessage("b", { id: "2" })] }, { step: 0, source: "loop" });
+    const next = cp.queue("chain", { checkpointId: bad.loaded.record.checkpointId, values: bad.loaded.values }, { messages: [...bad.loaded.values.messages, aiMessage("c", { id: "3" })] }, { step: 1, source: "loop" });
+    const settled = await Promise.allSettled([bad.durable, next.durable]);
+    expect(settled.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ code: "checkpoint_parent_missing" });
+    expect((await store.get("chain"))?.checkpointId).toBe(s1.record.checkpointId);
+    expect((await new Checkpointer(store).load("chain"))?.values.messages.map((m) => m.content)).toEqual(["a"]);
+    await store.close();
+  });
+
   it("storage grows linearly: each message stored once", async () => {
     const store = make();
     const echo = tool({ name: "echo", description: "e", schema: z.object({ t: z.string() }), execute: ({ t }) => t.repeat(20) });

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { WriteBatcher } from "../../src/sqlite";
+import { UNCHANGED_WRITE_CODE, WriteBatcher } from "../../src/sqlite";
 import type { WriteStep } from "../../src/sqlite";
 import { SqliteWriterWorker } from "../../src/sqlite/writer";
 
@@ -96,6 +96,26 @@ describe.each([
     expect(value(db, "a")).toBe(1);
     expect(value(db, "b")).toBeUndefined();
     expect(value(db, "c")).toBeUndefined(); // rolled back with its group
+  });
+
+  it("a mustChange statement that changes no row fails its write (and undoes the write's other statements) with its message", async () => {
+    const { db, batcher } = setup({ worker });
+    await batcher.write(ins("base", 1));
+    const bump = (k: string): WriteStep => ({ sql: "UPDATE t SET v = v + 1 WHERE k = ?", params: [k], mustChange: `no row ${k}` });
+    const results = await Promise.allSettled([
+      batcher.write([ins("with-missing", 1), bump("missing")]),
+      batcher.write(bump("base")),
+      batcher.write({ sql: "UPDATE t SET v = 0 WHERE k = ?", params: ["missing"] }), // no mustChange: changing nothing is fine
+      batcher.write({ sql: "INSERT INTO t (k, v) SELECT @k, @v WHERE @v > 0", params: [{ k: "named", v: 0 }], mustChange: "v must be > 0" }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled", "fulfilled", "rejected"]);
+    const err = (results[0] as PromiseRejectedResult).reason as Error & { code?: string };
+    expect(err.message).toBe("no row missing");
+    expect(err.code).toBe(UNCHANGED_WRITE_CODE);
+    expect(((results[3] as PromiseRejectedResult).reason as Error).message).toBe("v must be > 0");
+    expect(value(db, "with-missing")).toBeUndefined(); // undone with its write
+    expect(value(db, "base")).toBe(2);
+    expect(value(db, "named")).toBeUndefined();
   });
 
   it("deferred parameters are computed when the batch commits; one that throws fails only its write", async () => {
