@@ -2,6 +2,7 @@
  * @deerflow/harness — the agent harness (no HTTP). Public API.
  * Generated from the subsystem index files by scripts/gen-harness-index.py; explicit names, no `export *`.
  */
+export { isoNow } from "./clock";
 export { DeerFlowError, ConfigError, ModelCallError, ModelConfigError, ToolError, SandboxError, PathAccessError, CheckpointError, InvalidUpdateError, GraphRecursionError, RunCancelledError, ValidationError, hasErrorCode, errorMessage } from "./errors";
 export type { DeerFlowErrorOptions, ModelErrorKind } from "./errors";
 export { REMOVE_ALL_MESSAGES, newAIMessageId, newMessageId, newToolCallId, aiMessage, humanMessage, removeAllMessages, removeMessage, systemMessage, toolMessage, contentText, hasToolCalls, isAIMessage, isHidden, isToolMessage, lastGenuineHumanIndex, lastMessageOfType, messageText, reasoningText, coerceMessage } from "./messages";

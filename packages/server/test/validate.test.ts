@@ -88,4 +88,15 @@ describe("readJson", () => {
     const chunked = `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`;
     expect((await raw([head("Transfer-Encoding: chunked\r\n") + chunked])).status).toBe(413);
   });
+
+  it("an in-process request that declares less than it carries still gets a 413", async () => {
+    const app = new Hono();
+    app.onError((err, c) => c.json({ detail: err.message }, err instanceof HttpError ? (err.status as 400) : 500));
+    app.post("/echo", async (c) => c.json(await readJson(c, schema, 64)));
+    const big = JSON.stringify({ name: "x".repeat(100) });
+    const res = await app.request("/echo", { method: "POST", body: big, headers: { "content-length": "20" } });
+    expect(res.status).toBe(413);
+    const ok = await app.request("/echo", { method: "POST", body: '{"name":"a"}', headers: { "content-length": "12" } });
+    expect(await ok.json()).toEqual({ name: "a" });
+  });
 });

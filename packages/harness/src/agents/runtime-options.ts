@@ -49,34 +49,36 @@ function int(v: unknown, key: string): number | undefined {
  * it at their edge and pass the result on unchanged.
  */
 export function readRuntimeOptions(configurable: Record<string, unknown> = {}, context: Record<string, unknown> = {}): LeadRuntimeOptions {
-  const merged: Record<string, unknown> = { ...configurable, ...context };
-  const modelName = (merged.model_name ?? merged.model) as string | undefined;
+  // Looked up key by key instead of spreading both objects into a merged copy: this runs for every run request.
+  const has = (key: string): boolean => Object.hasOwn(context, key) || Object.hasOwn(configurable, key);
+  const get = (key: string): unknown => (Object.hasOwn(context, key) ? context[key] : Object.hasOwn(configurable, key) ? configurable[key] : undefined);
+  const modelName = (get("model_name") ?? get("model")) as string | undefined;
   if (modelName !== undefined && typeof modelName !== "string") throw new ValidationError("Run option 'model_name' must be a string");
-  const effort = merged.reasoning_effort;
+  const effort = get("reasoning_effort");
   if (effort !== undefined && effort !== null && (typeof effort !== "string" || !EFFORTS.has(effort))) {
     throw new ValidationError(`Run option 'reasoning_effort' must be one of ${[...EFFORTS].join(", ")} (got ${JSON.stringify(effort)})`);
   }
-  const agentName = merged.agent_name as string | undefined;
+  const agentName = get("agent_name") as string | undefined;
   if (agentName !== undefined && agentName !== null && (typeof agentName !== "string" || !AGENT_NAME.test(agentName))) {
     throw new ValidationError(`Invalid agent_name ${JSON.stringify(agentName)}: use letters, digits and '-'`);
   }
-  const maxConc = int(merged.max_concurrent_subagents, "max_concurrent_subagents");
-  const maxTotal = int(merged.max_total_subagents, "max_total_subagents");
+  const maxConc = int(get("max_concurrent_subagents"), "max_concurrent_subagents");
+  const maxTotal = int(get("max_total_subagents"), "max_total_subagents");
   return {
     modelName: modelName || undefined,
-    thinkingEnabled: "thinking_enabled" in merged ? bool(merged.thinking_enabled, "thinking_enabled") : undefined,
+    thinkingEnabled: has("thinking_enabled") ? bool(get("thinking_enabled"), "thinking_enabled") : undefined,
     reasoningEffort: (effort as ReasoningEffort | null) ?? undefined,
-    isPlanMode: bool(merged.is_plan_mode, "is_plan_mode") ?? false,
-    subagentEnabled: bool(merged.subagent_enabled, "subagent_enabled") ?? false,
+    isPlanMode: bool(get("is_plan_mode"), "is_plan_mode") ?? false,
+    subagentEnabled: bool(get("subagent_enabled"), "subagent_enabled") ?? false,
     maxConcurrentSubagents: clamp(maxConc ?? 3, 1, 4),
     maxTotalSubagents: maxTotal === undefined ? undefined : clamp(maxTotal, 1, 50),
     agentName: agentName || undefined,
-    isBootstrap: bool(merged.is_bootstrap, "is_bootstrap") ?? false,
-    nonInteractive: bool(merged.non_interactive, "non_interactive") ?? false,
-    disableClarification: bool(merged.disable_clarification, "disable_clarification") ?? false,
-    threadId: merged.thread_id as string | undefined,
-    runId: merged.run_id as string | undefined,
-    userId: (merged.user_id as string | undefined) || "default",
+    isBootstrap: bool(get("is_bootstrap"), "is_bootstrap") ?? false,
+    nonInteractive: bool(get("non_interactive"), "non_interactive") ?? false,
+    disableClarification: bool(get("disable_clarification"), "disable_clarification") ?? false,
+    threadId: get("thread_id") as string | undefined,
+    runId: get("run_id") as string | undefined,
+    userId: (get("user_id") as string | undefined) || "default",
   };
 }
 

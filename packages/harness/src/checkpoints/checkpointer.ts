@@ -1,5 +1,6 @@
+import { isoNow } from "../clock";
 import { CheckpointError } from "../errors";
-import { randomBytesPooled } from "../messages/ids";
+import { randomHexPooled } from "../messages/ids";
 import type { AgentState } from "../state";
 import { applyDelta, diffState } from "./delta";
 import { MemoryCheckpointStore } from "./memory-store";
@@ -17,23 +18,51 @@ export interface CheckpointerOptions {
   cacheSize?: number;
 }
 
-/** 100-ns intervals between the Gregorian epoch (1582-10-15) and the Unix epoch. */
-const GREGORIAN_OFFSET = 0x01b21dd213814000n;
-let lastTicks = 0n;
+/**
+ * The Gregorian epoch (1582-10-15) to the Unix epoch in 100-ns ticks
+ * (0x01b21dd213814000), split at bit 28: `OFFSET_HI * 2^28 + OFFSET_LO`. The
+ * 60-bit timestamp of an id is computed in two such halves, so plain numbers
+ * hold it exactly (ms × 10,000 alone is past 2^53).
+ */
+const TWO_28 = 0x10000000;
+const OFFSET_HI = 0x1b21dd21;
+const OFFSET_LO = 0x3814000;
+/** The last id's timestamp: its millisecond and its 100-ns tick within it (0–9,999). */
+let lastMs = -1;
+let lastSub = 0;
+
+function hex(v: number, width: number): string {
+  return v.toString(16).padStart(width, "0");
+}
 
 /**
  * A new checkpoint id: a UUID v6 like LangGraph's, whose hex form sorts by
- * creation time. Ids made in the same 100 ns tick are bumped so they stay
- * strictly increasing within the process.
+ * creation time. Ids made in the same 100 ns tick, or while the clock is set
+ * back, are bumped by one tick so they stay strictly increasing within the
+ * process.
  */
 export function newCheckpointId(): string {
-  let ticks = BigInt(Date.now()) * 10_000n + GREGORIAN_OFFSET;
-  if (ticks <= lastTicks) ticks = lastTicks + 1n;
-  lastTicks = ticks;
-  const rnd = randomBytesPooled(8);
-  const hex = (v: bigint, n: number) => v.toString(16).padStart(n, "0");
-  const clockSeq = (0x8000 | (rnd.readUInt16BE(0) & 0x3fff)).toString(16);
-  return `${hex(ticks >> 28n, 8)}-${hex((ticks >> 12n) & 0xffffn, 4)}-6${hex(ticks & 0xfffn, 3)}-${clockSeq}-${rnd.subarray(2).toString("hex")}`;
+  let ms = Date.now();
+  let sub = 0;
+  if (ms <= lastMs) {
+    ms = lastMs;
+    sub = lastSub + 1;
+    if (sub === 10_000) {
+      ms++;
+      sub = 0;
+    }
+  }
+  lastMs = ms;
+  lastSub = sub;
+  const msHi = Math.floor(ms / TWO_28);
+  let lo = (ms - msHi * TWO_28) * 10_000 + sub + OFFSET_LO;
+  const carry = Math.floor(lo / TWO_28);
+  lo -= carry * TWO_28;
+  const hi = msHi * 10_000 + OFFSET_HI + carry;
+  const rnd = randomHexPooled(8);
+  // clock_seq: the RFC variant (10) over 14 random bits, then 48 random bits of node
+  const clockSeq = 0x8000 | (Number.parseInt(rnd.slice(0, 4), 16) & 0x3fff);
+  return `${hex(hi, 8)}-${hex(lo >>> 12, 4)}-6${hex(lo & 0xfff, 3)}-${clockSeq.toString(16)}-${rnd.slice(4)}`;
 }
 
 /**
@@ -115,7 +144,7 @@ export class Checkpointer {
       threadId,
       checkpointId: newCheckpointId(),
       parentId: parent.checkpointId,
-      createdAt: new Date().toISOString(),
+      createdAt: isoNow(),
       metadata,
       delta: diffState(parent.values, next),
     };

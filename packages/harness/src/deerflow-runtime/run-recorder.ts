@@ -1,3 +1,4 @@
+import { isoNow } from "../clock";
 import { errorMessage } from "../errors";
 import type { Message } from "../messages";
 import { messagesChangedByRun, runUsageFromMessages, runUsageFromOutcome } from "../persistence";
@@ -54,9 +55,7 @@ export interface RunHook {
   runFinished?(run: FinishedRun): void | Promise<void>;
 }
 
-function now(): string {
-  return new Date().toISOString();
-}
+const now = isoNow;
 
 /**
  * The one place a run's bookkeeping is written, for the gateway and the

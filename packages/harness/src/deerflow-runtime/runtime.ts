@@ -27,10 +27,32 @@ import type { AgentFactory, CloseHook, DeerFlowRuntimeOptions, RunSettings, Thre
 /** Agents kept per config (an agent is rebuilt when the config or the settings change). */
 const MAX_CACHED_AGENTS = 64;
 
+/**
+ * The settings an agent is built from, in a fixed order. The identity of the run (thread, run) is not part of
+ * the agent: one agent serves every thread of a user with these settings. A `Record` over the keys, so a new
+ * setting does not compile until it is listed here.
+ */
+const AGENT_SETTING_KEYS = Object.keys({
+  modelName: 1,
+  thinkingEnabled: 1,
+  reasoningEffort: 1,
+  isPlanMode: 1,
+  subagentEnabled: 1,
+  maxConcurrentSubagents: 1,
+  maxTotalSubagents: 1,
+  agentName: 1,
+  isBootstrap: 1,
+  nonInteractive: 1,
+  disableClarification: 1,
+  userId: 1,
+} satisfies Record<Exclude<keyof RunSettings, "threadId" | "runId">, 1>) as (keyof RunSettings)[];
+
+/** The agent cache key of some settings (built per run request: plain string work, no sort or replacer). */
 function settingsKey(s: RunSettings): string {
-  // Identity of the run is not part of the agent: one agent serves every thread of a user with these settings.
-  const { threadId: _t, runId: _r, ...rest } = s;
-  return JSON.stringify(rest, Object.keys(rest).sort());
+  let key = "";
+  // JSON per value keeps `undefined`, `"undefined"` and `1`/`"1"` apart; the separator cannot occur inside JSON text unescaped.
+  for (const k of AGENT_SETTING_KEYS) key += `${JSON.stringify(s[k]) ?? "-"}\u0001`;
+  return key;
 }
 
 /**

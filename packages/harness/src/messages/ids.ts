@@ -20,6 +20,21 @@ export function randomBytesPooled(n: number): Buffer {
   return out;
 }
 
+/**
+ * `n` fresh random bytes as lowercase hex, straight from the pool (no Buffer
+ * per call). Same one-use rule as {@link randomBytesPooled}.
+ */
+export function randomHexPooled(n: number): string {
+  if (n > pool.length) throw new RangeError(`at most ${pool.length} bytes at a time`);
+  if (poolOffset + n > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const out = pool.toString("hex", poolOffset, poolOffset + n);
+  poolOffset += n;
+  return out;
+}
+
 /** A fresh message id (UUID v4). */
 export function newMessageId(): string {
   return randomUUID();

@@ -62,7 +62,8 @@ export class RunExecution<S extends AgentState> {
   private readonly options: RunOptions;
   private readonly modes: Set<StreamMode>;
   private readonly ns: string[];
-  private readonly controller = new AbortController();
+  /** The caller's signal when it gave one (no second signal per run), else one of the run's own. */
+  private readonly signal: AbortSignal;
   private readonly context: RunContext;
   private readonly outcome = createRunOutcomeRecorder();
   private readonly config: RunConfig;
@@ -89,10 +90,7 @@ export class RunExecution<S extends AgentState> {
     this.threadId = options.threadId ?? randomUUID();
     this.modes = new Set(options.streamMode ?? ["values", "updates", "messages", "custom"]);
     this.ns = options.namespace ?? [];
-    if (options.signal) {
-      if (options.signal.aborted) this.controller.abort(options.signal.reason);
-      else options.signal.addEventListener("abort", () => this.controller.abort(options.signal!.reason), { once: true });
-    }
+    this.signal = options.signal ?? new AbortController().signal;
     this.context = {
       ...(options.context ?? {}),
       thread_id: this.threadId,
@@ -110,7 +108,7 @@ export class RunExecution<S extends AgentState> {
       runId: this.runId,
       context: this.context,
       outcome: this.outcome,
-      signal: this.controller.signal,
+      signal: this.signal,
       model: parts.model,
       get modelCalls() {
         return self.modelCalls;
@@ -170,7 +168,7 @@ export class RunExecution<S extends AgentState> {
   }
 
   private checkAbort(): void {
-    if (this.controller.signal.aborted) throw new RunCancelledError(errorMessage(this.controller.signal.reason ?? "aborted"));
+    if (this.signal.aborted) throw new RunCancelledError(errorMessage(this.signal.reason ?? "aborted"));
   }
 
   private apply(update: StateUpdate | undefined, node?: string, fromHook = false): boolean {
@@ -268,7 +266,7 @@ export class RunExecution<S extends AgentState> {
       tools: this.parts.tools,
       context: this.context,
       outcome: this.outcome,
-      runSignal: this.controller.signal,
+      runSignal: this.signal,
       writer: this.runtime.writer,
       emit: this.runtime.emit,
       namespace: this.ns,
@@ -290,7 +288,7 @@ export class RunExecution<S extends AgentState> {
       messages,
       tools: req.tools.map(toToolSpec),
       settings: req.settings,
-      signal: this.controller.signal,
+      signal: this.signal,
     })) {
       const chunk = acc.push(part);
       if (chunk && meta) this.deliver({ mode: "messages", ns: this.ns, data: [chunk, meta] });
@@ -300,11 +298,6 @@ export class RunExecution<S extends AgentState> {
     // Every model call is counted here, whichever middlewares are on: the outcome's totals are the provider's own figures.
     this.outcome.recordUsage(AGENT_CALLER, reply.usage_metadata);
     return reply;
-  }
-
-  /** Cancel the run (its AbortSignal fires). */
-  abort(reason?: unknown): void {
-    this.controller.abort(reason ?? new RunCancelledError());
   }
 
   /** Execute the run to completion. Never throws: failures are reported in the result. */
@@ -320,7 +313,7 @@ export class RunExecution<S extends AgentState> {
       }
     } catch (err) {
       await this.settleWrites();
-      const cancelled = this.controller.signal.aborted || isAbortError(err);
+      const cancelled = this.signal.aborted || isAbortError(err);
       result = {
         status: cancelled ? "cancelled" : "error",
         state: this.state,

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DeerFlowClient } from "../../src/client";
 import { appConfigFromText } from "../../src/config";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
-import type { FinishedRun } from "../../src/deerflow-runtime";
+import type { FinishedRun, RunSettings } from "../../src/deerflow-runtime";
 import { ConfigError } from "../../src/errors";
 import { humanMessage } from "../../src/messages";
 import { createAgent } from "../../src/runtime";
@@ -51,6 +51,44 @@ describe("DeerFlowRuntime", () => {
     utimesSync(file, t, t);
     expect(await rt.buildAgent({ userId: "u1" })).not.toBe(a);
     expect(rt.config()?.models[0].name).toBe("m2");
+  });
+
+  it("builds one agent per distinct settings: every setting counts, the thread and run do not", async () => {
+    let builds = 0;
+    const model = new ScriptedModel([]);
+    const rt = await DeerFlowRuntime.open({
+      dataDir: tmp(),
+      log: () => undefined,
+      agentFactory: () => {
+        builds++;
+        return createAgent({ model, stateSchema: threadStateSchema, name: "lead_agent" });
+      },
+    });
+    open.push(rt);
+    const base = await rt.buildAgent({ userId: "u1" });
+    expect(await rt.buildAgent({ userId: "u1", threadId: "t9", runId: "r9" })).toBe(base);
+    const variants: Partial<RunSettings>[] = [
+      { modelName: "m2" },
+      { modelName: "undefined" },
+      { thinkingEnabled: false },
+      { thinkingEnabled: true },
+      { reasoningEffort: "high" },
+      { isPlanMode: true },
+      { subagentEnabled: true },
+      { maxConcurrentSubagents: 2 },
+      { maxTotalSubagents: 7 },
+      { isBootstrap: true },
+      { nonInteractive: true },
+      { disableClarification: true },
+      { userId: "u2" },
+    ];
+    const agents = new Set([base]);
+    for (const v of variants) agents.add(await rt.buildAgent({ userId: "u1", ...v }));
+    expect(agents.size).toBe(variants.length + 1);
+    expect(builds).toBe(variants.length + 1);
+    // The same settings again (any key order) reuse the cached agent.
+    expect(await rt.buildAgent({ maxTotalSubagents: 7, userId: "u1" })).toBe(await rt.buildAgent({ userId: "u1", maxTotalSubagents: 7 }));
+    expect(builds).toBe(variants.length + 1);
   });
 
   it("a config whose `tools:` key is absent gets the sandbox tool set; an explicit [] gets none", async () => {

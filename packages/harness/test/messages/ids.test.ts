@@ -1,7 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { newCheckpointId } from "../../src/checkpoints";
 import { newAIMessageId } from "../../src/messages";
-import { randomBytesPooled, uuid7 } from "../../src/messages/ids";
+import { randomBytesPooled, randomHexPooled, uuid7 } from "../../src/messages/ids";
+
+/** The 100-ns ticks since 1582-10-15 an id of version 6 carries. */
+function v6Ticks(id: string): bigint {
+  const [high, mid, verLow] = id.split("-");
+  return (BigInt(`0x${high}`) << 28n) | (BigInt(`0x${mid}`) << 12n) | BigInt(`0x${verLow.slice(1)}`);
+}
+const GREGORIAN_OFFSET = 0x01b21dd213814000n;
 
 describe("ids from the pooled random source", () => {
   it("uuid7: version 7, RFC variant, time-ordered, and unique across many pool refills", () => {
@@ -23,6 +30,38 @@ describe("ids from the pooled random source", () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("checkpoint ids carry the clock in 100-ns ticks since 1582, bumped one tick per id within a millisecond, also across a clock set back", () => {
+    const now = vi.spyOn(Date, "now");
+    try {
+      const ms = 4_102_444_800_000; // 2100-01-01: later than any id this file made on the real clock
+      now.mockReturnValue(ms + 1_000_000); // any id made earlier in this file is older than what follows
+      const first = newCheckpointId();
+      expect(v6Ticks(first)).toBe(BigInt(ms + 1_000_000) * 10_000n + GREGORIAN_OFFSET);
+      now.mockReturnValue(ms + 2_000_000);
+      const ids = Array.from({ length: 10_002 }, () => newCheckpointId());
+      const ticks = ids.map(v6Ticks);
+      const base = BigInt(ms + 2_000_000) * 10_000n + GREGORIAN_OFFSET;
+      ticks.forEach((t, i) => expect(t).toBe(base + BigInt(i)));
+      // 10,000 ids in one millisecond roll into the next one
+      expect((ticks[10_000] - GREGORIAN_OFFSET) / 10_000n).toBe(BigInt(ms + 2_000_001));
+      // a clock set back: still one tick after the last id
+      now.mockReturnValue(ms);
+      expect(v6Ticks(newCheckpointId())).toBe(ticks[ticks.length - 1] + 1n);
+      for (const id of [first, ...ids]) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it("randomHexPooled: n fresh bytes as hex, never the same bytes twice", () => {
+    const a = randomHexPooled(8);
+    expect(a).toMatch(/^[0-9a-f]{16}$/);
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) seen.add(randomHexPooled(8)); // across pool refills
+    expect(seen.size).toBe(2000);
+    expect(() => randomHexPooled(5000)).toThrow(RangeError);
   });
 
   it("hands each random byte out once: consecutive draws never share bytes, and callers own their copy", () => {

@@ -1,6 +1,6 @@
 import { MessageCoalescer } from "./message-coalescer";
 import { randomUUID } from "node:crypto";
-import { Command, coerceMessage, DeerFlowError, emptyUsage, readRuntimeOptions, RunCancelledError, TERMINAL_RUN_STATUSES, ValidationError } from "@deerflow/harness";
+import { Command, coerceMessage, DeerFlowError, emptyUsage, isoNow, readRuntimeOptions, RunCancelledError, TERMINAL_RUN_STATUSES, ValidationError } from "@deerflow/harness";
 import type {
   Agent,
   DeerFlowRuntime,
@@ -78,9 +78,7 @@ const EVENT_NAME: Partial<Record<StreamMode, string>> = { messages: "messages" }
 /** The stream's error when a run's record could not be stored. */
 const STORE_FAILED = "Could not store the run";
 
-function now(): string {
-  return new Date().toISOString();
-}
+const now = isoNow;
 
 /**
  * What DeerFlow puts in a run's config metadata, from the built agent: it

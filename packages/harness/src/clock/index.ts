@@ -1,0 +1,1 @@
+export { isoNow } from "./iso-now";
