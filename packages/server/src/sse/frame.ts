@@ -134,14 +134,14 @@ export function encodeEventData(data: unknown): string {
   return encodeData(data);
 }
 
-/** Format one SSE frame. Multi-line data is split over several `data:` lines. */
+/**
+ * Format one SSE frame. The payload is always one `data:` line: JSON text
+ * written without indentation has no line breaks (a CR or LF inside a string
+ * is escaped), so there is nothing to split, and no need to scan the text for
+ * them, which would also flatten it in memory once more before the write.
+ */
 export function formatFrame(event: string, data: unknown, id?: string): string {
-  const body = encodeEventData(data);
-  if (!body.includes("\n")) return `event: ${event}\ndata: ${body}\n${id ? `id: ${id}\n` : ""}\n`;
-  const lines = [`event: ${event}`];
-  for (const line of body.split("\n")) lines.push(`data: ${line}`);
-  if (id) lines.push(`id: ${id}`);
-  return lines.join("\n") + "\n\n";
+  return `event: ${event}\ndata: ${encodeEventData(data)}\n${id ? `id: ${id}\n` : ""}\n`;
 }
 
 /** The heartbeat comment sent after an idle interval. */

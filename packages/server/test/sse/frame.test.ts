@@ -32,6 +32,25 @@ describe("formatFrame", () => {
     expect(formatFrame("values", { a: 1 }, "1-0")).toBe('event: values\ndata: {"a":1}\nid: 1-0\n\n');
     expect(formatFrame("gap", { b: 2 })).toBe('event: gap\ndata: {"b":2}\n\n');
   });
+
+  it("keeps any payload on one data line: line breaks inside values arrive escaped", () => {
+    const fn = function multi() {
+      return "a\r\nb";
+    };
+    const payloads: unknown[] = [
+      { text: "line 1\nline 2\r\nline 3\rend", nested: [{ s: "\n\n" }] },
+      { messages: [{ type: "ai", id: "nl", content: "a\nb" }], note: "x\ny" },
+      [{ type: "AIMessageChunk", id: "c", content: "\n" }, { k: "\r" }],
+      { err: new Error("two\nlines"), fn, big: 1n },
+      "just\na string",
+    ];
+    for (const p of payloads) {
+      const frame = formatFrame("values", p, "1-0");
+      const lines = frame.split(/\r\n|\r|\n/);
+      expect(lines).toEqual(["event: values", expect.stringMatching(/^data: /), "id: 1-0", "", ""]);
+      expect(JSON.parse(lines[1].slice("data: ".length))).toBeDefined();
+    }
+  });
 });
 
 describe("encodeEventData (per-message JSON cache)", () => {
