@@ -17,7 +17,7 @@
  *
  * Env: BENCH_RUNS (200), BENCH_LATENCY_MS (100), BENCH_TYPICAL_LATENCY_MS
  * (1000), BENCH_WARMUP_ROUNDS (5), BENCH_STRESS_ROUNDS (5), BENCH_PROFILE_DIR
- * (CPU profile of the gateway's first stress round).
+ * (a CPU profile of the gateway for each stress round).
  * Last line: one JSON object; `runs`, `model_bound_s`, `wall_s`, `ratio`,
  * `ttfe_p50_ms`, `ttfe_p99_ms`, `peak_rss_mb`, `start_spread_ms` (from the
  * first run's first model call to the last run's: how long admitting the
@@ -77,13 +77,23 @@ const lookup = tool({
 let firstCalls: number[] = [];
 /** Event-loop CPU (ns) at the first and at the last first model call of the current phase. */
 let admissionCpu: number[] = [];
+/** When each run of the current phase made its second model call (after its tool step; ms, `performance.now()`). */
+let secondCalls: number[] = [];
+/** The monotonic clock (µs, a CPU profile's clock) at the first and at the last first model call of the current phase. */
+let admissionClock: number[] = [];
 
 // Decide from the conversation, so concurrent runs sharing one model stay independent.
 const step: ScriptStep = (request: ModelRequest) => {
   const last = request.messages[request.messages.length - 1];
-  if (last?.type === "tool") return { text: "Here is the final answer based on the lookup result.", delayMs: latencyMs };
+  if (last?.type === "tool") {
+    secondCalls.push(performance.now());
+    return { text: "Here is the final answer based on the lookup result.", delayMs: latencyMs };
+  }
   firstCalls.push(performance.now());
-  if (firstCalls.length === 1 || firstCalls.length === RUNS) admissionCpu.push(mainThreadCpuNs() ?? Number.NaN);
+  if (firstCalls.length === 1 || firstCalls.length === RUNS) {
+    admissionCpu.push(mainThreadCpuNs() ?? Number.NaN);
+    admissionClock.push(Number(process.hrtime.bigint() / 1000n));
+  }
   return { text: "Let me look that up.", toolCalls: [{ name: "lookup", args: { q: "benchmark" } }], delayMs: latencyMs };
 };
 
@@ -142,7 +152,11 @@ class LoadClient {
   }
 }
 
-/** Start a CPU profile of this process when `BENCH_PROFILE_DIR` is set. */
+/**
+ * Start a CPU profile of this process when `BENCH_PROFILE_DIR` is set. The file also holds `admission`: the
+ * profile-clock times (µs; V8's clock is the monotonic one `process.hrtime` reads) of the first and the last
+ * first model call, so the samples of the admission alone can be picked out.
+ */
 async function startProfile(): Promise<(() => Promise<string>) | undefined> {
   const dir = process.env.BENCH_PROFILE_DIR;
   if (!dir) return undefined;
@@ -156,7 +170,7 @@ async function startProfile(): Promise<(() => Promise<string>) | undefined> {
     const { profile } = await session.post("Profiler.stop");
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `gateway-${Date.now()}.cpuprofile`);
-    fs.writeFileSync(file, JSON.stringify(profile));
+    fs.writeFileSync(file, JSON.stringify({ ...profile, admission: admissionClock }));
     session.disconnect();
     return file;
   };
@@ -173,6 +187,8 @@ interface PhaseResult extends ClientResult {
   start_spread_ms: number | null;
   /** Event-loop CPU spent within that spread ÷ runs (Linux; null elsewhere): what admitting one run costs. */
   admission_cpu_ms_per_run: number | null;
+  /** From the first run's second model call to the last run's: how long the burst's tool steps took to get through. */
+  second_call_spread_ms: number | null;
 }
 
 /**
@@ -194,6 +210,8 @@ async function timedPhase(client: LoadClient, latency: number, profile = false):
   const stopProfile = profile ? await startProfile() : undefined;
   firstCalls = [];
   admissionCpu = [];
+  secondCalls = [];
+  admissionClock = [];
   const main0 = mainThreadCpuNs();
   const cpu0 = process.cpuUsage();
   const r = await client.go();
@@ -210,6 +228,7 @@ async function timedPhase(client: LoadClient, latency: number, profile = false):
     server_cpu_ms_per_run: (cpu.user + cpu.system) / 1000 / RUNS,
     main_thread_cpu_ms_per_run: main0 !== null && main1 !== null ? (main1 - main0) / 1e6 / RUNS : null,
     start_spread_ms: firstCalls.length ? firstCalls[firstCalls.length - 1] - firstCalls[0] : null,
+    second_call_spread_ms: secondCalls.length ? secondCalls[secondCalls.length - 1] - secondCalls[0] : null,
     admission_cpu_ms_per_run: admissionCpu.length === 2 && Number.isFinite(admissionCpu[1] - admissionCpu[0]) ? (admissionCpu[1] - admissionCpu[0]) / 1e6 / RUNS : null,
   };
 }
@@ -236,7 +255,7 @@ async function measureServer(url: string, profile: boolean): Promise<{ stress: S
       if (w.failures) throw new Error(`${w.failures} warm-up run(s) failed`);
     }
     const rounds: PhaseResult[] = [];
-    for (let i = 0; i < STRESS_ROUNDS; i++) rounds.push(await timedPhase(client, LATENCY, profile && i === 0));
+    for (let i = 0; i < STRESS_ROUNDS; i++) rounds.push(await timedPhase(client, LATENCY, profile));
     const typical = await timedPhase(client, TYPICAL_LATENCY);
     const stress = medianRound(rounds);
     return { stress: { ...stress, failures: rounds.reduce((n, r) => n + r.failures, 0) }, typical };
@@ -253,6 +272,7 @@ function line(label: string, r: PhaseResult): void {
       (r.main_thread_cpu_ms_per_run !== null ? ` (event loop ${r.main_thread_cpu_ms_per_run.toFixed(2)})` : "") +
       `; ${r.bytes_per_run} B/run` +
       (r.start_spread_ms !== null ? `; model calls of all runs started within ${r.start_spread_ms.toFixed(0)} ms` : "") +
+      (r.second_call_spread_ms !== null ? `, their second calls within ${r.second_call_spread_ms.toFixed(0)} ms` : "") +
       (r.admission_cpu_ms_per_run !== null ? ` (event-loop CPU ${r.admission_cpu_ms_per_run.toFixed(3)} ms per run admitted)` : "") +
       (r.failures ? `; ${r.failures} FAILED` : ""),
   );
@@ -348,6 +368,7 @@ async function main(): Promise<void> {
     main_thread_cpu_ms_per_run: ours.stress.main_thread_cpu_ms_per_run === null ? null : Number(ours.stress.main_thread_cpu_ms_per_run.toFixed(3)),
     reference_main_thread_cpu_ms_per_run: ref.stress.main_thread_cpu_ms_per_run === null ? null : Number(ref.stress.main_thread_cpu_ms_per_run.toFixed(3)),
     start_spread_ms: Number((ours.stress.start_spread_ms ?? 0).toFixed(1)),
+    second_call_spread_ms: Number((ours.stress.second_call_spread_ms ?? 0).toFixed(1)),
     admission_cpu_ms_per_run: ours.stress.admission_cpu_ms_per_run === null ? null : Number(ours.stress.admission_cpu_ms_per_run.toFixed(3)),
     reference_ratio: r3(ref.stress.ratio),
     over_reference: r3(overStress),
