@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createAgent } from "../../src/runtime";
@@ -195,6 +196,40 @@ describe("createAgent loop", () => {
     const agent2 = createAgent({ model: model2, tools: [slow], checkpointer: store });
     const r2 = await agent2.invoke({ messages: [humanMessage("again")] }, { threadId: "t9" });
     expect(r2.status).toBe("success");
+  });
+
+  it("a finished run leaves nothing on its caller's abort signal, and the tools and middlewares see that same signal", async () => {
+    // A server keeps a finished run's controller for re-joins: a listener left on its signal would keep the
+    // whole execution (state, parts, events) reachable for as long.
+    const seen: AbortSignal[] = [];
+    const probe = tool({
+      name: "probe",
+      description: "records its signal",
+      schema: z.object({}),
+      execute: (_args, rt) => {
+        seen.push(rt.signal);
+        return "ok";
+      },
+    });
+    const mw: AgentMiddleware = {
+      name: "SignalProbe",
+      beforeAgent: (_state, rt) => {
+        seen.push(rt.signal);
+        return undefined;
+      },
+    };
+    const model = new ScriptedModel([{ toolCalls: [{ name: "probe", args: {} }] }, "done"], { latencyMs: 5 });
+    const agent = createAgent({ model, tools: [probe], middleware: [mw] });
+    const ac = new AbortController();
+    const r = await agent.invoke({ messages: [humanMessage("x")] }, { threadId: "t-sig", signal: ac.signal });
+    expect(r.status).toBe("success");
+    expect(seen.length).toBe(2);
+    expect(seen[0]).toBe(ac.signal); // the middleware's runtime signal is the caller's, not a copy
+    expect(seen[1].aborted).toBe(false);
+    expect(getEventListeners(ac.signal, "abort")).toEqual([]);
+    // Aborting it now (a late cancel of a finished run) is harmless.
+    ac.abort();
+    model.assertComplete();
   });
 
   it("streams values, updates, messages-tuple token deltas (with tool-call chunks) and custom events", async () => {
