@@ -8,31 +8,28 @@ import { randomFillSync, randomUUID } from "node:crypto";
 const pool = Buffer.allocUnsafe(4096);
 let poolOffset = pool.length;
 
-/** `n` (≤ 4096) fresh random bytes, copied out of the pool. */
-export function randomBytesPooled(n: number): Buffer {
+/** Reserve `n` (≤ 4096) unused bytes of the pool, refilling it when too few are left; returns their offset. */
+function take(n: number): number {
   if (n > pool.length) throw new RangeError(`at most ${pool.length} bytes at a time`);
   if (poolOffset + n > pool.length) {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  const out = Buffer.from(pool.subarray(poolOffset, poolOffset + n));
+  const at = poolOffset;
   poolOffset += n;
-  return out;
+  return at;
 }
 
-/**
- * `n` fresh random bytes as lowercase hex, straight from the pool (no Buffer
- * per call). Same one-use rule as {@link randomBytesPooled}.
- */
+/** `n` (≤ 4096) fresh random bytes, copied out of the pool. */
+export function randomBytesPooled(n: number): Buffer {
+  const at = take(n);
+  return Buffer.from(pool.subarray(at, at + n));
+}
+
+/** `n` (≤ 4096) fresh random bytes as lowercase hex, read straight from the pool (no Buffer per call). */
 export function randomHexPooled(n: number): string {
-  if (n > pool.length) throw new RangeError(`at most ${pool.length} bytes at a time`);
-  if (poolOffset + n > pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const out = pool.toString("hex", poolOffset, poolOffset + n);
-  poolOffset += n;
-  return out;
+  const at = take(n);
+  return pool.toString("hex", at, at + n);
 }
 
 /** A fresh message id (UUID v4). */
