@@ -5,6 +5,7 @@ import { isCommand } from "../state";
 import type { AgentState } from "../state";
 import { toolMessage } from "../messages";
 import type { ToolCall, ToolMessage } from "../messages";
+import { linkSignals } from "../abort";
 import { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
 import { runChild } from "./child-run";
 import type { RunOutcomeRecorder } from "./outcome";
@@ -78,7 +79,10 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
       handle = setTimeout(() => timer!.abort(new Error(`Tool '${call.name}' timed out after ${timeoutMs} ms`)), timeoutMs);
       signals.push(timer.signal);
     }
-    const signal = signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    // The call's signal: detached from the run's when the call is over, since the run's may be a caller's signal
+    // reused across runs (work a tool leaves running after it returns is not the call's any more).
+    const linked = linkSignals(signals);
+    const signal = linked.signal;
     const runtime: ToolRuntime = {
       state: req.state,
       context: deps.context,
@@ -116,6 +120,7 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
       throw err;
     } finally {
       if (handle) clearTimeout(handle);
+      linked.release();
     }
   };
 }

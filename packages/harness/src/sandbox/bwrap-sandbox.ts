@@ -103,12 +103,14 @@ export class BwrapSandbox extends MappedSandbox {
   async executeCommand(command: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
     await this.init();
     const argv = this.commandArgv(command, options.env);
-    const res = await spawnCapped(argv, {
-      env: { PATH: "/usr/bin:/bin" },
-      timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
-      signal: this.commandSignal(options.signal),
-      maxOutputBytes: this.opts.maxOutputBytes,
-    });
+    const res = await this.withCommandSignal(options.signal, (signal) =>
+      spawnCapped(argv, {
+        env: { PATH: "/usr/bin:/bin" },
+        timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
+        signal,
+        maxOutputBytes: this.opts.maxOutputBytes,
+      }),
+    );
     return { ...res, stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(res.stderr) };
   }
 }

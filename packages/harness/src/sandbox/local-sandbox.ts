@@ -54,13 +54,15 @@ export class LocalSandbox extends MappedSandbox {
       PWD: this.dirs.workspace,
     };
     const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
-    const res = await spawnCapped([shell, "-c", this.toHostCommand(command)], {
-      cwd: this.dirs.workspace,
-      env,
-      timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
-      signal: this.commandSignal(options.signal),
-      maxOutputBytes: this.opts.maxOutputBytes,
-    });
+    const res = await this.withCommandSignal(options.signal, (signal) =>
+      spawnCapped([shell, "-c", this.toHostCommand(command)], {
+        cwd: this.dirs.workspace,
+        env,
+        timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
+        signal,
+        maxOutputBytes: this.opts.maxOutputBytes,
+      }),
+    );
     return { ...res, stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(res.stderr) };
   }
 }

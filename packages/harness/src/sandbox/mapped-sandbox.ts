@@ -1,3 +1,4 @@
+import { linkSignals } from "../abort";
 import { HostFileOps } from "./host-fs";
 import { PathMapper } from "./path-mapper";
 import type { MountPoint } from "./path-mapper";
@@ -111,8 +112,16 @@ export abstract class MappedSandbox implements Sandbox {
     return this.mapper.mask(text);
   }
 
-  /** The caller's signal combined with this sandbox's lifetime. */
-  protected commandSignal(signal?: AbortSignal): AbortSignal {
-    return signal ? AbortSignal.any([signal, this.lifetime.signal]) : this.lifetime.signal;
+  /**
+   * Run `fn` with the caller's signal combined with this sandbox's lifetime, detached from both when it is
+   * done: the lifetime outlives every command, and a caller's signal may outlive the call.
+   */
+  protected async withCommandSignal<T>(signal: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const linked = linkSignals([signal, this.lifetime.signal]);
+    try {
+      return await fn(linked.signal);
+    } finally {
+      linked.release();
+    }
   }
 }

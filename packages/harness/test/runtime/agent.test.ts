@@ -206,6 +206,7 @@ describe("createAgent loop", () => {
       name: "probe",
       description: "records its signal",
       schema: z.object({}),
+      timeoutMs: 5000, // a timeout links the call's signal to the run's
       execute: (_args, rt) => {
         seen.push(rt.signal);
         return "ok";
@@ -227,6 +228,8 @@ describe("createAgent loop", () => {
     expect(seen[0]).toBe(ac.signal); // the middleware's runtime signal is the caller's, not a copy
     expect(seen[1].aborted).toBe(false);
     expect(getEventListeners(ac.signal, "abort")).toEqual([]);
+    const dependants = Object.getOwnPropertySymbols(ac.signal).find((s) => s.description === "kDependantSignals");
+    expect(dependants ? ((ac.signal as unknown as Record<symbol, Set<unknown> | undefined>)[dependants]?.size ?? 0) : 0).toBe(0);
     // Aborting it now (a late cancel of a finished run) is harmless.
     ac.abort();
     model.assertComplete();

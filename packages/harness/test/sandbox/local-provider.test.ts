@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createSandboxProvider,
@@ -11,6 +12,12 @@ import {
 } from "../../src/sandbox";
 import { PathAccessError, SandboxError, ValidationError } from "../../src/errors";
 import { tempBase } from "./helpers";
+
+/** The references Node keeps in a signal for each `AbortSignal.any` made from it (an internal; 0 when absent). */
+function dependantSignals(signal: AbortSignal): number {
+  const sym = Object.getOwnPropertySymbols(signal).find((s) => s.description === "kDependantSignals");
+  return sym ? ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[sym]?.size ?? 0) : 0;
+}
 
 const bases: Array<{ cleanup(): void }> = [];
 afterEach(() => bases.splice(0).forEach((b) => b.cleanup()));
@@ -74,6 +81,22 @@ describe("LocalSandboxProvider", () => {
     } finally {
       delete process.env.DF_TEST_API_KEY;
     }
+  });
+
+  it("a command stops when its caller's signal aborts, and leaves nothing on that signal once it is done", async () => {
+    const dir = base();
+    const p = new LocalSandboxProvider(parseSandboxConfig({ allow_host_bash: true }), { baseDir: dir });
+    const sb = p.get(await p.acquire("t-sig"))!;
+    const longLived = new AbortController(); // e.g. a caller's signal reused across many runs
+    for (let i = 0; i < 20; i++) expect((await sb.executeCommand("true", { signal: longLived.signal })).exitCode).toBe(0);
+    expect(getEventListeners(longLived.signal, "abort")).toEqual([]);
+    expect(dependantSignals(longLived.signal)).toBe(0);
+    const cancel = new AbortController();
+    const started = Date.now();
+    const running = sb.executeCommand("sleep 5", { signal: cancel.signal });
+    setTimeout(() => cancel.abort(), 100);
+    await running.catch(() => undefined);
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("rejects traversal, unknown roots, symlink escapes, and writes to read-only mounts", async () => {

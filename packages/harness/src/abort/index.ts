@@ -1,0 +1,2 @@
+export { linkSignals } from "./linked-signal";
+export type { LinkedSignal } from "./linked-signal";
