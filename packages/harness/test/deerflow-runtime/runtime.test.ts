@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { mkdtempSync, existsSync, mkdirSync, writeFileSync, utimesSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -89,6 +90,30 @@ describe("DeerFlowRuntime", () => {
     // The same settings again (any key order) reuse the cached agent.
     expect(await rt.buildAgent({ maxTotalSubagents: 7, userId: "u1" })).toBe(await rt.buildAgent({ userId: "u1", maxTotalSubagents: 7 }));
     expect(builds).toBe(variants.length + 1);
+  });
+
+  it("runs of the lead agent (its middlewares, file tools, sandbox) leave nothing on a caller's signal reused across them", async () => {
+    // An embedded caller may hand every run the same long-lived signal (an app-wide shutdown signal, say).
+    const steps = [
+      { toolCalls: [{ name: "write_file", args: { description: "d", path: "/mnt/user-data/outputs/a.txt", content: "x" } }] },
+      { toolCalls: [{ name: "ls", args: { description: "d", path: "/mnt/user-data/outputs" } }] },
+      "done",
+    ];
+    const runs = 5;
+    const model = new ScriptedModel(Array.from({ length: runs }, () => steps).flat());
+    const rt = await DeerFlowRuntime.open({ config: appConfigFromText(CONFIG).config, dataDir: tmp(), modelFactory: scriptedModelFactory(model), log: () => undefined });
+    open.push(rt);
+    const agent = await rt.buildAgent({});
+    const shared = new AbortController();
+    for (let i = 0; i < runs; i++) {
+      const r = await agent.invoke({ messages: [humanMessage(`run ${i}`)] }, { threadId: `t-shared-${i}`, signal: shared.signal });
+      expect(r.status).toBe("success");
+      expect(r.state.messages.filter((m) => m.type === "tool").map((m) => (m as { status?: string }).status)).toEqual(["success", "success"]);
+    }
+    model.assertComplete();
+    expect(getEventListeners(shared.signal, "abort")).toEqual([]);
+    const dependants = Object.getOwnPropertySymbols(shared.signal).find((s) => s.description === "kDependantSignals");
+    expect(dependants ? ((shared.signal as unknown as Record<symbol, Set<unknown> | undefined>)[dependants]?.size ?? 0) : 0).toBe(0);
   });
 
   it("a config whose `tools:` key is absent gets the sandbox tool set; an explicit [] gets none", async () => {
