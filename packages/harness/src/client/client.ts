@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { isoNow } from "../clock";
 import { readRuntimeOptions } from "../agents";
 import { ConfigManager, silentConfigLogger } from "../config";
 import type { AppConfig } from "../config";
@@ -29,10 +30,6 @@ import type { MemoryStatusResponse } from "./memory";
 export interface ClientArtifact {
   bytes: Buffer;
   mimeType: string;
-}
-
-function now(): string {
-  return new Date().toISOString();
 }
 
 function threadNotFound(threadId: string): UploadError {
@@ -193,7 +190,7 @@ export class DeerFlowClient {
       yield { type: "custom", data: { type: "uploads", ...up } };
     }
     const input = humanMessage(message, { additional_kwargs: kwargs });
-    const startedAt = now();
+    const startedAt = isoNow();
     const context: Record<string, unknown> = {
       ...(options.context ?? {}),
       model_name: settings.modelName,

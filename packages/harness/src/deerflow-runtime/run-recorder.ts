@@ -55,8 +55,6 @@ export interface RunHook {
   runFinished?(run: FinishedRun): void | Promise<void>;
 }
 
-const now = isoNow;
-
 /**
  * The one place a run's bookkeeping is written, for the gateway and the
  * embedded client alike: the run record (status, usage by caller, stop
@@ -103,7 +101,7 @@ export class RunRecorder {
   finish(end: RunEnd): Promise<void> {
     const writes: Array<Promise<unknown>> = [];
     const record = (usage: RunUsage, transcript: Message[], title: string | undefined): void => {
-      const ts = now();
+      const ts = isoNow();
       if (transcript.length) writes.push(this.stores.messages.record(end.threadId, end.runId, transcript as unknown as Array<Record<string, unknown>>, ts));
       if (title) writes.push(this.stores.threads.update(end.threadId, { displayName: title }));
       const stopReason = end.result?.outcome.stopReason ?? null;

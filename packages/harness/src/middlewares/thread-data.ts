@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoNow } from "../clock";
 import type { AgentMiddleware } from "../runtime/types";
 import { contextUserId, ensureThreadDirs, threadDirs } from "../sandbox";
 import { threadStateSchema } from "../state";
@@ -47,7 +48,7 @@ export function createThreadDataMiddleware(options: ThreadDataMiddlewareOptions)
           ? {
               ...last,
               name: last.name || "user-input",
-              additional_kwargs: { ...(last.additional_kwargs ?? {}), run_id: runtime.runId, timestamp: new Date().toISOString().replace("Z", "+00:00") },
+              additional_kwargs: { ...(last.additional_kwargs ?? {}), run_id: runtime.runId, timestamp: isoNow().replace("Z", "+00:00") },
             }
           : undefined;
       if (samePaths && !stamped) return undefined;

@@ -78,8 +78,6 @@ const EVENT_NAME: Partial<Record<StreamMode, string>> = { messages: "messages" }
 /** The stream's error when a run's record could not be stored. */
 const STORE_FAILED = "Could not store the run";
 
-const now = isoNow;
-
 /**
  * What DeerFlow puts in a run's config metadata, from the built agent: it
  * reaches every `messages` event and checkpoint (`agent_name` is `default`
@@ -224,7 +222,7 @@ export class RunManager {
     // so two requests racing on one thread cannot both become active.
     if (strategy === "reject" && this.hasWorkInFlight(threadId)) throw new HttpError(409, `Thread ${threadId} already has an active run`);
     const startsNow = !this.active.has(threadId);
-    const ts = now();
+    const ts = isoNow();
     const record: RunRecord = {
       runId,
       threadId,
@@ -339,7 +337,7 @@ export class RunManager {
     try {
       if (run.status !== "running") {
         run.status = "running";
-        await this.stores.runs.update(run.runId, { status: "running", updatedAt: now() });
+        await this.stores.runs.update(run.runId, { status: "running", updatedAt: isoNow() });
       }
       if (this.options.runTimeoutMs) {
         timer = setTimeout(() => {
