@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_JSON_DEPTH, jsonDepth } from "@deerflow/harness";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { HttpError, validationError } from "./http-error";
@@ -35,9 +36,11 @@ const UTF8 = new TextDecoder();
 
 /**
  * Read and validate a JSON body. Empty body → `{}`. Malformed JSON → 422;
- * a body larger than `maxBytes` → 413.
+ * a body larger than `maxBytes` → 413; one nested deeper than `maxDepth`
+ * (default {@link DEFAULT_MAX_JSON_DEPTH}) → 422 before it is parsed, since
+ * validation and every later walk over the value recurse once per level.
  */
-export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBytes: number): Promise<z.infer<T>> {
+export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBytes: number, maxDepth = DEFAULT_MAX_JSON_DEPTH): Promise<z.infer<T>> {
   const declared = Number(c.req.header("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
   let text: string;
@@ -58,6 +61,10 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBy
   }
   let raw: unknown = {};
   if (text.trim()) {
+    const depth = jsonDepth(text, maxDepth);
+    if (depth > maxDepth) {
+      throw validationError([{ type: "json_too_deep", loc: ["body"], msg: `JSON nesting is deeper than the limit of ${maxDepth} levels` }]);
+    }
     try {
       raw = JSON.parse(text);
     } catch (err) {

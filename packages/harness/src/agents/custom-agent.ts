@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse, stringify } from "yaml";
+import { stringify } from "yaml";
+import { parseYamlBounded } from "../parsing";
 import { ValidationError } from "../errors";
 
 /** A custom agent's config (`{base}/users/{uid}/agents/{name}/config.yaml` + `SOUL.md`). */
@@ -63,7 +64,8 @@ function readConfig(dir: string): Record<string, unknown> {
   const cfgPath = join(dir, "config.yaml");
   if (!existsSync(cfgPath)) return {};
   try {
-    const doc = parse(readFileSync(cfgPath, "utf8")) as unknown;
+    // The API writes this file, so it is bounded like any request body before it is composed.
+    const doc = parseYamlBounded(readFileSync(cfgPath, "utf8"), cfgPath);
     if (doc === null || doc === undefined) return {};
     if (typeof doc !== "object" || Array.isArray(doc)) throw new Error("not a mapping");
     return doc as Record<string, unknown>;

@@ -1,4 +1,5 @@
-import { parse as parseYaml } from "yaml";
+import { parseYamlBounded, ParseLimitError } from "../parsing";
+import type { YamlLimits } from "../parsing";
 import { SkillValidationError } from "./errors";
 import type { SecretRequirement } from "./types";
 
@@ -21,7 +22,16 @@ export const MAX_SKILL_NAME_LENGTH = 64;
 /** Max length of a skill description. */
 export const MAX_SKILL_DESCRIPTION_LENGTH = 1024;
 
-const FRONTMATTER_RE = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+/**
+ * Limits of a SKILL.md frontmatter, checked before the YAML is composed. Real
+ * frontmatters are well under 1 KiB with a dozen keys; composing a mapping
+ * costs time quadratic in its width, so an archive with a 100,000-key
+ * frontmatter would hold the event loop for minutes without them.
+ */
+export const FRONTMATTER_LIMITS: YamlLimits = { maxBytes: 64 * 1024, maxNodes: 1000, maxAliasCount: 100 };
+
+const OPEN_FENCE_RE = /^---[ \t]*\r?\n/;
+const CLOSE_FENCE_RE = /\r?\n---[ \t]*(?:\r?\n|$)/g;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A SKILL.md split into its frontmatter and body. */
@@ -32,16 +42,26 @@ export interface SkillMarkdown {
 
 /**
  * Split a SKILL.md into frontmatter and body.
- * @throws SkillValidationError naming `file` when there is no frontmatter, the YAML is invalid or not a mapping.
+ * The frontmatter is measured against `limits` (bytes, then a linear node
+ * count) before it is parsed, so an oversized one is refused in milliseconds.
+ * @throws SkillValidationError naming `file` when there is no frontmatter, it is over a limit (`details.limit`), the YAML is invalid or not a mapping.
  */
-export function splitSkillMarkdown(content: string, file = "SKILL.md"): SkillMarkdown {
+export function splitSkillMarkdown(content: string, file = "SKILL.md", limits: YamlLimits = FRONTMATTER_LIMITS): SkillMarkdown {
   const text = content.startsWith("\uFEFF") ? content.slice(1) : content;
-  const m = FRONTMATTER_RE.exec(text);
-  if (!m) throw new SkillValidationError(`${file}: no YAML frontmatter found (the file must start with a '---' block)`, { file });
+  const open = OPEN_FENCE_RE.exec(text);
+  // One forward search for the closing fence: linear in the file, whatever its size.
+  const close = new RegExp(CLOSE_FENCE_RE.source, "g");
+  close.lastIndex = open ? open[0].length : 0;
+  const end = open ? close.exec(text) : null;
+  if (!open || !end) throw new SkillValidationError(`${file}: no YAML frontmatter found (the file must start with a '---' block)`, { file });
+  const yamlText = text.slice(open[0].length, end.index);
   let metadata: unknown;
   try {
-    metadata = parseYaml(m[1] ?? "");
+    metadata = parseYamlBounded(yamlText, file, limits, "frontmatter");
   } catch (err) {
+    if (err instanceof ParseLimitError) {
+      throw new SkillValidationError(err.message, { file, cause: err, details: { limit: err.details.limit, max: err.details.max, actual: err.details.actual } });
+    }
     const line = (err as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
     const where = line ? ` (line ${line + 1})` : "";
     throw new SkillValidationError(`${file}: invalid YAML in frontmatter${where}: ${(err as Error).message.split("\n")[0]}`, { file, cause: err });
@@ -49,7 +69,7 @@ export function splitSkillMarkdown(content: string, file = "SKILL.md"): SkillMar
   if (!metadata || typeof metadata !== "object" || Array.isArray(metadata)) {
     throw new SkillValidationError(`${file}: frontmatter must be a YAML mapping`, { file });
   }
-  return { metadata: metadata as Record<string, unknown>, body: text.slice(m[0].length) };
+  return { metadata: metadata as Record<string, unknown>, body: text.slice(end.index + end[0].length) };
 }
 
 /** Why a skill name is invalid, or undefined when it is a valid hyphen-case name. */

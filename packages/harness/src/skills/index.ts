@@ -1,7 +1,7 @@
 export { DEFAULT_SKILLS_CONTAINER_PATH, SKILL_MD_FILE, skillContainerDir, skillContainerFile } from "./types";
 export type { SecretRequirement, Skill, SkillCategory } from "./types";
 export { SkillAlreadyExistsError, SkillError, SkillInstallError, SkillNotFoundError, SkillValidationError } from "./errors";
-export { ALLOWED_FRONTMATTER_KEYS, MAX_SKILL_DESCRIPTION_LENGTH, MAX_SKILL_NAME_LENGTH, normalizeAllowedTool, skillNameProblem, splitSkillMarkdown, validateSkillFrontmatter } from "./frontmatter";
+export { ALLOWED_FRONTMATTER_KEYS, FRONTMATTER_LIMITS, MAX_SKILL_DESCRIPTION_LENGTH, MAX_SKILL_NAME_LENGTH, normalizeAllowedTool, skillNameProblem, splitSkillMarkdown, validateSkillFrontmatter } from "./frontmatter";
 export type { SkillFrontmatter, SkillMarkdown } from "./frontmatter";
 export { parseSkillFile, readSkillBody, scanSkillRoot } from "./loader";
 export type { DiscoveredSkill, SkillLoadProblem, SkillScan } from "./loader";

@@ -22,13 +22,15 @@ import { readJson } from "../validate";
 
 const modelSettings = z.object({ temperature: z.number().nullish(), max_tokens: z.number().int().nullish() }).strict();
 const effort = z.enum(["low", "medium", "high"]);
+// Written into the agent's config.yaml, which is read back under the bounded YAML limits: keep it small.
+const nameList = z.array(z.string().max(256)).max(500).nullish();
 
 const createSchema = z.object({
   name: z.string(),
-  description: z.string().default(""),
-  model: z.string().nullish(),
-  tool_groups: z.array(z.string()).nullish(),
-  skills: z.array(z.string()).nullish(),
+  description: z.string().max(65536).default(""),
+  model: z.string().max(256).nullish(),
+  tool_groups: nameList,
+  skills: nameList,
   model_settings: modelSettings.nullish(),
   thinking_enabled: z.boolean().nullish(),
   reasoning_effort: effort.nullish(),
@@ -36,10 +38,10 @@ const createSchema = z.object({
 });
 
 const updateSchema = z.object({
-  description: z.string().nullish(),
-  model: z.string().nullish(),
-  tool_groups: z.array(z.string()).nullish(),
-  skills: z.array(z.string()).nullish(),
+  description: z.string().max(65536).nullish(),
+  model: z.string().max(256).nullish(),
+  tool_groups: nameList,
+  skills: nameList,
   model_settings: modelSettings.nullish(),
   thinking_enabled: z.boolean().nullish(),
   reasoning_effort: effort.nullish(),
