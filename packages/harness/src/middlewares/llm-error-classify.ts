@@ -1,4 +1,5 @@
 import { ModelCallError } from "../errors";
+import { redactSecretText } from "../persistence/redact";
 
 /** Why a model call failed, as LLMErrorHandling classifies it. */
 export type LLMErrorReason = "quota" | "auth" | "burst_rate" | "transient" | "busy" | "generic";
@@ -55,8 +56,9 @@ const matchesAny = (text: string, patterns: readonly string[]) => patterns.some(
 
 /** The readable detail of an error (message, else class name). */
 export function errorDetail(err: unknown): string {
-  if (err instanceof Error) return err.message.trim() || err.name || err.constructor.name;
-  const s = String(err ?? "").trim();
+  // Scrubbed here too: a model that is not built on the provider adapters may surface a raw provider text.
+  if (err instanceof Error) return redactSecretText(err.message.trim()) || err.name || err.constructor.name;
+  const s = redactSecretText(String(err ?? "").trim());
   return s || "UnknownError";
 }
 

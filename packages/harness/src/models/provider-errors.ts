@@ -1,6 +1,7 @@
 import { APICallError } from "@ai-sdk/provider";
 import { DeerFlowError, ModelCallError, errorMessage } from "../errors";
 import type { ModelErrorKind } from "../errors";
+import { redactSecretText } from "../persistence/redact";
 
 const QUOTA_CODES = new Set(["insufficient_quota", "billing_hard_limit_reached", "quota_exceeded", "billing_error", "credit_balance_too_low"]);
 const CONTEXT_CODES = new Set(["context_length_exceeded", "string_above_max_length", "request_too_large"]);
@@ -72,14 +73,52 @@ export interface ErrorContext {
   /** True when our own timer aborted the request. */
   timedOut?: boolean;
   timeoutMs?: number;
+  /** Known credential values (the configured key) to scrub from the error text besides the recognised shapes. */
+  secrets?: readonly string[];
+}
+
+/**
+ * A stand-in for the provider's own error as the `cause` of a model error:
+ * its name, scrubbed message, status and code, but not the response body,
+ * request body or headers an `APICallError` carries (they hold the prompt and
+ * may echo the credentials). Causes reach logs and error serialisers.
+ */
+function scrubbedCause(err: unknown, secrets: readonly string[]): Error {
+  const src = err as { name?: unknown; message?: unknown; statusCode?: unknown; code?: unknown; cause?: unknown } | null;
+  const out = new Error(redactSecretText(errorMessage(err), secrets)) as Error & { statusCode?: number; code?: string };
+  out.name = typeof src?.name === "string" ? src.name : "Error";
+  if (typeof src?.statusCode === "number") out.statusCode = src.statusCode;
+  if (typeof src?.code === "string") out.code = src.code;
+  // Transport causes (ECONNRESET, UND_ERR_…) carry no credentials and classify the failure: keep their codes.
+  if (src?.cause && typeof src.cause === "object") {
+    const c = src.cause as { code?: unknown; message?: unknown };
+    out.cause = Object.assign(new Error(redactSecretText(errorMessage(c), secrets)), typeof c.code === "string" ? { code: c.code } : {});
+  }
+  return out;
 }
 
 /**
  * Turn anything a provider threw into a {@link ModelCallError} carrying kind,
  * HTTP status, `Retry-After` and the provider's error code. Never retries.
+ * The message and cause are scrubbed of credentials ({@link redactSecretText}):
+ * a provider or proxy that echoes `Authorization` / `x-api-key` in its error
+ * text must not put the key into the SSE stream, run records or state.
  */
 export function toModelCallError(err: unknown, ctx: ErrorContext): ModelCallError {
   if (err instanceof ModelCallError) return err;
+  const secrets = ctx.secrets ?? [];
+  const made = buildModelCallError(err, ctx);
+  return new ModelCallError(redactSecretText(made.message, secrets), {
+    kind: made.kind,
+    status: made.status,
+    retryAfterMs: made.retryAfterMs,
+    providerCode: made.providerCode,
+    details: made.details,
+    cause: err === undefined ? undefined : scrubbedCause(err, secrets),
+  });
+}
+
+function buildModelCallError(err: unknown, ctx: ErrorContext): ModelCallError {
   const label = `${ctx.provider} model "${ctx.model}"`;
   if (ctx.timedOut) {
     return new ModelCallError(`${label} timed out after ${ctx.timeoutMs ?? "?"} ms without a response.`, { kind: "timeout", cause: err });

@@ -40,6 +40,12 @@ export interface HttpScriptedFault {
   message?: string;
   /** Text streamed before `malformed_chunk` / `cut_stream`. */
   partialText?: string;
+  /**
+   * Error faults only: append the request's own credential headers (`authorization`, `x-api-key`,
+   * `api-key`), unredacted, to the error message, as misconfigured proxies and some gateways do, so a
+   * test can prove the key never reaches what the client streams or stores.
+   */
+  echoCredentials?: boolean;
 }
 
 /** A recorded request (the Authorization / x-api-key headers are redacted in `headers`). */

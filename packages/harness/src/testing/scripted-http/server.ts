@@ -186,6 +186,13 @@ function sseWriter(res: ServerResponse, delayMs: number): SseWriter {
   };
 }
 
+/** The fault's message with the request's raw credential headers appended (`echoCredentials`). */
+function withEchoedCredentials(fault: HttpScriptedFault, req: IncomingMessage): string | undefined {
+  if (!fault.echoCredentials) return fault.message;
+  const echoed = ["authorization", "x-api-key", "api-key"].flatMap((h) => (typeof req.headers[h] === "string" ? [`${h}: ${req.headers[h]}`] : []));
+  return `${fault.message ?? "Invalid request."} Received headers: ${echoed.join(", ")}`;
+}
+
 async function handleFault(
   fault: HttpScriptedFault,
   api: "openai" | "anthropic",
@@ -223,7 +230,7 @@ async function handleFault(
       return;
     }
     default: {
-      const e = api === "anthropic" ? anthropicErrorFor(fault.fault, fault.message) : openAIErrorFor(fault.fault, fault.message);
+      const e = api === "anthropic" ? anthropicErrorFor(fault.fault, withEchoedCredentials(fault, req)) : openAIErrorFor(fault.fault, withEchoedCredentials(fault, req));
       const headers: Record<string, string> = {};
       if (fault.retryAfter !== undefined) headers["retry-after"] = String(fault.retryAfter);
       void stream;
