@@ -34,7 +34,7 @@ function poolFor(dir: string, servers: number, hung = false): McpPool {
     mcpServers[`s${i}`] = hung ? { type: "stdio", command: process.execPath, args: [HANGING], session_init_timeout: 1 } : { type: "stdio", command: process.execPath, args: [CRASHING] };
   }
   fs.writeFileSync(file, JSON.stringify({ mcpServers }));
-  return new McpPool({ extensionsConfig: () => ({ path: file }), threadDirs: (u, t) => threadDirs(dir, t, u), discoveryCwd: dir, logger: { warn: () => undefined } });
+  return new McpPool({ extensionsConfig: () => ({ path: file }), threadDirs: (u, t) => threadDirs(dir, t, u), launch: { dataDir: dir }, logger: { warn: () => undefined } });
 }
 
 async function loadMs(dir: string, servers: number): Promise<number[]> {

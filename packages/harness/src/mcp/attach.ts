@@ -2,9 +2,10 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { errorMessage } from "../errors";
 import type { AppConfig, ConfigManager } from "../config";
-import { threadDirs } from "../sandbox";
+import { parseSandboxConfig, sandboxRunAs, threadDirs } from "../sandbox";
+import type { SandboxConfig } from "../sandbox";
 import { mcpConfigResponse, readRawExtensionsConfig, writeMcpServers } from "./config-file";
-import type { McpConfigResponse } from "./config-file";
+import type { McpConfigResponse, McpEntryValidator } from "./config-file";
 import type { McpConfigSource } from "./config-source";
 import { McpPool } from "./pool";
 
@@ -56,10 +57,24 @@ export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message
     if (known) return { path: file, config: host.config()?.extensions };
     return existsSync(file) ? { path: file } : { config: host.config()?.extensions };
   };
+  const sandboxConfig = (): SandboxConfig => {
+    try {
+      return parseSandboxConfig(host.config()?.sandbox);
+    } catch {
+      return parseSandboxConfig({});
+    }
+  };
   const pool = new McpPool({
     extensionsConfig: source,
     threadDirs: (userId, threadId) => threadDirs(host.dataDir, threadId, userId),
-    discoveryCwd: host.dataDir,
+    launch: {
+      dataDir: host.dataDir,
+      // Sandboxed servers run as the bash sandbox's uid when the service is root.
+      runAs: sandboxRunAs(sandboxConfig()),
+      // Every thread's data and the writable custom mounts: what the agent's sandbox can change on the host.
+      agentWritable: () => [path.join(host.dataDir, "users"), ...sandboxConfig().mounts.filter((m) => !m.read_only).map((m) => path.resolve(m.host_path))],
+      warn: (m) => log(`[deerflow] ${m}`),
+    },
     logger: { warn: (m) => log(`[deerflow] ${m}`), info: (m) => log(`[deerflow] ${m}`) },
     onToolsChanged: () => host.invalidateAgents(),
     configPath,
@@ -86,7 +101,7 @@ export function readMcpConfig(host: McpHost): McpConfigResponse {
 export function updateMcpConfig(
   host: McpHost,
   servers: Record<string, Record<string, unknown>>,
-  validate: (name: string, entry: Record<string, unknown>) => void = () => undefined,
+  validate: McpEntryValidator = () => undefined,
 ): McpConfigResponse {
   const raw = writeMcpServers(host.extensions.mcp?.configFile() ?? mcpConfigPath(host), servers, validate);
   host.extensions.mcp?.reset();

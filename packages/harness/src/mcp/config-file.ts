@@ -3,31 +3,28 @@ import path from "node:path";
 import { ValidationError } from "../errors";
 import { mcpServerConfigSchema } from "../config";
 import { formatZodError } from "../tools";
+import { isSensitiveKey, MASKED_VALUE, maskArgs, maskUrlsIn, restoreMaskedArgs, restoreMaskedUrl } from "./secret-mask";
+
+export { MASKED_VALUE } from "./secret-mask";
+
+/**
+ * Checks a merged entry before it is written. `context` carries what the
+ * client sent and the stored entry, so a check can tell a value the client
+ * wrote from one carried over from the file.
+ */
+export type McpEntryValidator = (name: string, entry: Record<string, unknown>, context: { incoming: Record<string, unknown>; stored: Record<string, unknown> | undefined }) => void;
 
 /** What GET/PUT `/api/mcp/config` send: DeerFlow's `McpConfigResponse`. */
 export interface McpConfigResponse {
   mcp_servers: Record<string, Record<string, unknown>>;
 }
 
-/** The value a secret is replaced with in responses (and may be sent back unchanged). */
-export const MASKED_VALUE = "***";
-
-const SENSITIVE_KEY = /(^|_)(api_key|apikey|access_key|private_key|client_secret|secret|token|password|passwd|credential|credentials|authorization|bearer)(_|$)/i;
 const KNOWN_KEYS = new Set([
   "enabled", "type", "transport", "command", "args", "env", "url", "headers", "oauth", "description", "routing", "tools",
-  "tool_name_prefix", "tool_call_timeout", "session_init_timeout", "task_toolsets",
+  "tool_name_prefix", "tool_call_timeout", "session_init_timeout", "task_toolsets", "sandbox",
 ]);
 
-function snake(key: string): string {
-  return key
-    .replace(/(.)([A-Z][a-z]+)/g, "$1_$2")
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "");
-}
-
-const isSensitive = (key: string) => SENSITIVE_KEY.test(snake(key));
+const isSensitive = isSensitiveKey;
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 function maskExtra(value: unknown): unknown {
@@ -47,11 +44,16 @@ export function normalizeServerEntry(name: string, raw: unknown): Record<string,
   return out;
 }
 
-/** Env and header values become `***`, OAuth secrets null, sensitive extra keys `***` (never sent to a browser). */
+/**
+ * Env and header values become `***`, OAuth secrets null, sensitive extra keys `***`, secret-looking args
+ * (see {@link maskArgs}) and URL credentials (userinfo, query values) `***` (never sent to a browser).
+ */
 export function maskServerEntry(entry: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(entry)) {
     if ((k === "env" || k === "headers") && isObj(v)) out[k] = Object.fromEntries(Object.keys(v).map((h) => [h, MASKED_VALUE]));
+    else if (k === "args" && Array.isArray(v)) out[k] = maskArgs(v.map(String));
+    else if (k === "url" && typeof v === "string") out[k] = maskUrlsIn(v);
     else if (k === "oauth" && isObj(v)) out[k] = { ...v, client_secret: null, refresh_token: null };
     else if (!KNOWN_KEYS.has(k)) out[k] = isSensitive(k) ? MASKED_VALUE : maskExtra(v);
     else out[k] = v;
@@ -86,12 +88,17 @@ function mergeExtra(key: string, incoming: unknown, existing: unknown, present: 
 /**
  * Merge a server entry sent by a client over the stored one so values the
  * GET masked round-trip unchanged: `***` env/header values and sensitive
- * extras take the stored value (only for keys that exist), OAuth secrets
+ * extras take the stored value (only for keys that exist), args and a url
+ * equal to the masked form of the stored ones take the stored ones, OAuth secrets
  * sent as null keep the stored secret and an empty string clears it.
  * `routing`/`tools` not sent are kept, as are stored extra keys.
  */
-export function mergePreservingSecrets(incomingRaw: Record<string, unknown>, existingRaw: Record<string, unknown>): Record<string, unknown> {
+export function mergePreservingSecrets(incomingRaw: Record<string, unknown>, existingRaw: Record<string, unknown>, server = "?"): Record<string, unknown> {
   const out: Record<string, unknown> = { ...incomingRaw };
+  if (Array.isArray(incomingRaw.args)) {
+    out.args = restoreMaskedArgs(server, incomingRaw.args.map(String), Array.isArray(existingRaw.args) ? existingRaw.args.map(String) : []);
+  }
+  if ("url" in incomingRaw) out.url = restoreMaskedUrl(server, incomingRaw.url as string | null | undefined, existingRaw.url as string | null | undefined);
   out.env = mergeMap("env key", (incomingRaw.env as Record<string, string>) ?? {}, (existingRaw.env as Record<string, string>) ?? {});
   out.headers = mergeMap("header", (incomingRaw.headers as Record<string, string>) ?? {}, (existingRaw.headers as Record<string, string>) ?? {});
   if (isObj(incomingRaw.oauth) && isObj(existingRaw.oauth)) {
@@ -149,16 +156,16 @@ export function mcpConfigResponse(raw: Record<string, unknown>): McpConfigRespon
  * other top-level key, write atomically, return the new raw document.
  * `validate` runs on each merged entry before anything is written.
  */
-export function writeMcpServers(file: string, incoming: Record<string, Record<string, unknown>>, validate: (name: string, entry: Record<string, unknown>) => void): Record<string, unknown> {
+export function writeMcpServers(file: string, incoming: Record<string, Record<string, unknown>>, validate: McpEntryValidator): Record<string, unknown> {
   const raw = readRawExtensionsConfig(file);
   const stored = isObj(raw.mcpServers) ? raw.mcpServers : {};
   const servers: Record<string, Record<string, unknown>> = {};
   for (const [name, entry] of Object.entries(incoming)) {
     const previous = stored[name];
     // A new server is merged against nothing, so a stray `***` is refused instead of stored.
-    const merged = mergePreservingSecrets(entry, isObj(previous) ? previous : {});
+    const merged = mergePreservingSecrets(entry, isObj(previous) ? previous : {}, name);
     const normalized = normalizeServerEntry(name, merged);
-    validate(name, normalized);
+    validate(name, normalized, { incoming: entry, stored: isObj(previous) ? previous : undefined });
     servers[name] = normalized;
   }
   const next: Record<string, unknown> = { ...raw, mcpServers: servers };
@@ -168,12 +175,12 @@ export function writeMcpServers(file: string, incoming: Record<string, Record<st
 }
 
 /** Enable or disable one stored server (DeerFlow's PATCH); `validate` runs before enabling. */
-export function setMcpServerEnabled(file: string, name: string, enabled: boolean, validate: (name: string, entry: Record<string, unknown>) => void): Record<string, unknown> {
+export function setMcpServerEnabled(file: string, name: string, enabled: boolean, validate: McpEntryValidator): Record<string, unknown> {
   const raw = readRawExtensionsConfig(file);
   const stored = isObj(raw.mcpServers) ? raw.mcpServers : {};
   const entry = stored[name];
   if (!isObj(entry)) throw new ValidationError(`MCP server '${name}' not found`, { code: "mcp_server_not_found" });
-  if (enabled) validate(name, normalizeServerEntry(name, entry));
+  if (enabled) validate(name, normalizeServerEntry(name, entry), { incoming: entry, stored: entry });
   const next = { ...raw, mcpServers: { ...stored, [name]: { ...entry, enabled } } };
   atomicWriteJson(file, next);
   return next;

@@ -1,6 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError as SdkMcpError } from "@modelcontextprotocol/sdk/types.js";
@@ -8,6 +7,9 @@ import { errorMessage } from "../errors";
 import { envReferenceName } from "../config";
 import type { McpServerConfig } from "../config";
 import { McpError } from "./errors";
+import type { StdioLaunch } from "./launch-plan";
+import type { McpPathScope } from "./path-mapping";
+import { LaunchedStdioTransport } from "./stdio-transport";
 import { oauthFetch } from "./oauth";
 import type { OAuthTokenManager } from "./oauth";
 import type { McpCallResult } from "./result-convert";
@@ -22,10 +24,8 @@ export interface McpToolInfo {
 
 /** Where and how to start one connection. */
 export interface McpConnectOptions {
-  /** stdio: the process cwd (the thread workspace for per-thread sessions). */
-  cwd?: string;
-  /** stdio: extra environment merged over the server's `env` (e.g. TMPDIR). */
-  extraEnv?: Record<string, string>;
+  /** stdio: the planned process (see `planStdioLaunch`): argv, complete env, cwd, sandbox. */
+  stdio?: StdioLaunch;
   /** sse/http: bearer tokens for every request. */
   oauth?: OAuthTokenManager;
   /** Bound on start + `initialize` (ms); undefined = no bound. */
@@ -69,23 +69,25 @@ export class McpConnection {
     readonly server: string,
     private readonly client: Client,
     private readonly transport: Transport,
+    /** stdio: the launch this session runs (argument mapping, result path scope). */
+    readonly launch?: StdioLaunch,
   ) {}
+
+  /** How local paths in this session's results map to the thread's virtual paths (stdio thread sessions). */
+  get pathScope(): McpPathScope | undefined {
+    return this.launch?.pathScope;
+  }
 
   /** Start the transport and run `initialize`, bounded by `initTimeoutMs` (a hung server is killed). */
   static async open(name: string, config: McpServerConfig, options: McpConnectOptions = {}): Promise<McpConnection> {
     const kind = transportKind(config);
     if (!kind) throw new McpError(name, `MCP server '${name}' has unsupported transport type: ${config.type}`, { code: "mcp_config_invalid" });
     let transport: Transport;
-    let stdio: StdioClientTransport | undefined;
+    let stdio: LaunchedStdioTransport | undefined;
     if (kind === "stdio") {
       if (!config.command) throw new McpError(name, `MCP server '${name}' with stdio transport requires 'command'`, { code: "mcp_config_invalid" });
-      stdio = new StdioClientTransport({
-        command: config.command,
-        args: config.args,
-        env: { ...resolveEnvRefs(config.env, process.env), ...(options.extraEnv ?? {}) },
-        cwd: options.cwd,
-        stderr: "pipe",
-      });
+      if (!options.stdio) throw new McpError(name, `MCP server '${name}': a stdio session needs a launch plan`, { code: "mcp_config_invalid" });
+      stdio = new LaunchedStdioTransport(options.stdio);
       transport = stdio;
     } else {
       if (!config.url) throw new McpError(name, `MCP server '${name}' with ${kind} transport requires 'url'`, { code: "mcp_config_invalid" });
@@ -100,8 +102,8 @@ export class McpConnection {
       transport = kind === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
     }
     const client = new Client({ name: options.clientName ?? "deerflow", version: "2.0.0" }, { capabilities: {} });
-    const conn = new McpConnection(name, client, transport);
-    stdio?.stderr?.on("data", (chunk: Buffer) => {
+    const conn = new McpConnection(name, client, transport, options.stdio);
+    stdio?.stderr.on("data", (chunk: Buffer) => {
       conn.stderrTail = (conn.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL);
     });
     client.onclose = () => {
@@ -165,7 +167,7 @@ export class McpConnection {
     if (options.signal?.aborted) forward();
     else options.signal?.addEventListener("abort", forward, { once: true });
     try {
-      const res = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+      const res = await this.client.callTool({ name: tool, arguments: this.launch ? this.launch.mapArgs(args) : args }, undefined, {
         ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
         signal: child.signal,
       });

@@ -7,8 +7,14 @@ import { VIRTUAL_USER_DATA } from "../sandbox";
 export interface McpPathScope {
   /** Host path of the thread's `user-data` directory. */
   userDataDir: string;
-  /** The server process's cwd (relative references resolve against it). */
+  /** The server process's cwd as the server sees it (relative references resolve against it). */
   cwd: string;
+  /**
+   * Where the server sees the thread's user-data when it is not at its host
+   * path (a sandboxed server sees it at `/mnt/user-data`): references under
+   * it are checked at the corresponding host path.
+   */
+  serverUserData?: string;
 }
 
 // Candidate tokens are maximal runs without whitespace, quotes or shell/markup delimiters: one linear pass,
@@ -39,9 +45,15 @@ function hostPathOf(ref: string, cwd: string): string | undefined {
  * are left exactly as the server wrote them).
  */
 export function toVirtualPath(ref: string, scope: McpPathScope): string | undefined {
-  const host = hostPathOf(ref.trim(), scope.cwd);
+  let host = hostPathOf(ref.trim(), scope.cwd);
   if (!host) return undefined;
   const root = path.resolve(scope.userDataDir);
+  if (scope.serverUserData) {
+    const seen = path.relative(scope.serverUserData, host);
+    // Only what the server sees of the thread maps; its own files (cwd, home) are not the thread's.
+    if (!seen || seen.startsWith("..") || path.isAbsolute(seen)) return undefined;
+    host = path.join(root, seen);
+  }
   const rel = path.relative(root, host);
   if (!rel || rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
   try {

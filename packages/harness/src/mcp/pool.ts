@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { errorMessage } from "../errors";
 import type { ConfigEnv, ConfigLogger, ExtensionsConfig, McpServerConfig } from "../config";
@@ -7,9 +8,11 @@ import type { ThreadDirs } from "../sandbox";
 import type { ToolDefinition, ToolResult, ToolRuntime } from "../tools";
 import { ConfigSignatureReader } from "./config-source";
 import type { McpConfigSource } from "./config-source";
-import { McpConnection, transportKind } from "./connection";
+import { McpConnection, resolveEnvRefs, transportKind } from "./connection";
 import type { McpToolInfo } from "./connection";
 import { McpError } from "./errors";
+import { planStdioLaunch } from "./launch-plan";
+import type { LaunchScope, McpLaunchSettings } from "./launch-plan";
 import { OAuthTokenManager } from "./oauth";
 import { convertCallToolResult } from "./result-convert";
 import { effectiveRouting } from "./routing";
@@ -20,8 +23,14 @@ import { createMcpToolDefinition, MCP_TOOL_NAME, mcpToolName } from "./tool-adap
 export interface McpPoolOptions {
   /** Where `mcpServers` come from; called on every {@link McpPool.getTools} to notice changes. */
   extensionsConfig: () => McpConfigSource;
-  /** Host directories of a thread (stdio sessions run in its workspace). */
+  /** Host directories of a thread (a stdio session sees its user-data). */
   threadDirs: (userId: string, threadId: string) => ThreadDirs;
+  /**
+   * How stdio servers start: launch directories under `launch.dataDir`, the
+   * sandbox mode, uid and what the agent can write (see `planStdioLaunch`).
+   * Default: a private temp dir as the data dir, sandbox `auto`.
+   */
+  launch?: McpLaunchSettings;
   logger?: ConfigLogger;
   /** Bound on pooled stdio sessions across all threads (default 256, DeerFlow's MAX_SESSIONS). */
   maxSessions?: number;
@@ -29,8 +38,6 @@ export interface McpPoolOptions {
   retryInitialMs?: number;
   /** Longest retry delay (default 60000 ms). */
   retryMaxMs?: number;
-  /** cwd of stdio servers while their tools are discovered (default `process.cwd()`). */
-  discoveryCwd?: string;
   /** Environment `$VAR`s in extensions_config.json resolve from (default `process.env`). */
   env?: ConfigEnv;
   /** Clock (tests). */
@@ -112,6 +119,7 @@ export class McpPool {
   private configError: string | null = null;
   private closed = false;
   private readonly now: () => number;
+  private launchSettings?: McpLaunchSettings;
 
   constructor(private readonly options: McpPoolOptions) {
     this.reader = new ConfigSignatureReader(options.env);
@@ -239,7 +247,6 @@ export class McpPool {
       });
     }
     const gen: Generation = { signature, servers, loaded: Promise.resolve(), closed: false };
-    if (this.options.discoveryCwd) mkdirSync(this.options.discoveryCwd, { recursive: true });
     const enabled = [...servers.values()].filter((s) => s.config.enabled);
     if (enabled.length) this.options.logger?.info?.(`MCP: loading ${enabled.length} server(s) in parallel`);
     gen.loaded = Promise.all(enabled.map((s) => this.load(gen, s))).then(() => undefined);
@@ -263,7 +270,8 @@ export class McpPool {
       let conn: McpConnection | null = null;
       try {
         const initMs = secondsToMs(s.config.session_init_timeout);
-        conn = await McpConnection.open(s.name, s.config, { cwd: this.options.discoveryCwd, oauth: s.oauth, initTimeoutMs: initMs });
+        const stdio = s.kind === "stdio" ? await this.plan(s, {}) : undefined;
+        conn = await McpConnection.open(s.name, s.config, { stdio, oauth: s.oauth, initTimeoutMs: initMs });
         const infos = await conn.listTools(initMs);
         if (gen.closed) {
           this.track(conn.close());
@@ -363,11 +371,9 @@ export class McpPool {
     const threadId = String(runtime.context.thread_id || scope.threadId || "default");
     const timeoutMs = secondsToMs(s.config.tool_call_timeout) ?? NO_TIMEOUT_MS;
     let conn: McpConnection | undefined;
-    let pathScope: { userDataDir: string; cwd: string } | undefined;
     try {
       if (s.kind === "stdio") {
         const dirs = this.options.threadDirs(userId, threadId);
-        pathScope = { userDataDir: dirs.userData, cwd: dirs.workspace };
         conn = await this.sessions.get(server, userId, threadId, () => this.openSession(s, dirs));
       } else {
         if (!s.shared || s.shared.closed) s.shared = await McpConnection.open(s.name, s.config, { oauth: s.oauth, initTimeoutMs: secondsToMs(s.config.session_init_timeout) });
@@ -380,22 +386,35 @@ export class McpPool {
     }
     try {
       const result = await conn.callTool(tool, args, { timeoutMs, signal: runtime.signal });
-      return convertCallToolResult(result, pathScope);
+      return convertCallToolResult(result, conn.pathScope);
     } catch (err) {
       if (conn.closed && s.kind === "stdio") this.sessions.remove(server, userId, threadId, conn);
       return { content: `Error: ${errorMessage(err)}`, status: "error" };
     }
   }
 
-  /** Start a stdio session for one thread: cwd = workspace, TMPDIR = workspace/.mcp/tmp. */
-  private openSession(s: ServerState, dirs: ThreadDirs): Promise<McpConnection> {
-    const tmp = path.join(dirs.workspace, ".mcp", "tmp");
-    mkdirSync(tmp, { recursive: true, mode: 0o700 });
-    mkdirSync(dirs.outputs, { recursive: true });
-    mkdirSync(dirs.uploads, { recursive: true });
-    const extraEnv: Record<string, string> = {};
-    // Operator-set temp variables win; otherwise temp files land where the sandbox can see them.
-    for (const k of ["TMPDIR", "TMP", "TEMP"]) if (!(k in s.config.env)) extraEnv[k] = tmp;
-    return McpConnection.open(s.name, s.config, { cwd: dirs.workspace, extraEnv, initTimeoutMs: secondsToMs(s.config.session_init_timeout) });
+  /** The launch settings: the host's, or a private temp data dir with sandbox `auto`. */
+  private settings(): McpLaunchSettings {
+    this.launchSettings ??= this.options.launch ?? {
+      dataDir: mkdtempSync(path.join(os.tmpdir(), "deerflow-mcp-")),
+      warn: (m) => this.options.logger?.warn(m),
+    };
+    return this.launchSettings;
+  }
+
+  /** Plan a stdio process for discovery (no thread) or for one thread's session. */
+  private plan(s: ServerState, scope: LaunchScope) {
+    const env = resolveEnvRefs(s.config.env, this.options.env ?? process.env);
+    return planStdioLaunch(s.name, s.config, env, scope, this.settings());
+  }
+
+  /**
+   * Start a stdio session for one thread: in the server's own launch
+   * directory with a clean environment, sandboxed when bubblewrap works (the
+   * thread's user-data at `/mnt/user-data`).
+   */
+  private async openSession(s: ServerState, dirs: ThreadDirs): Promise<McpConnection> {
+    const stdio = await this.plan(s, { thread: dirs });
+    return McpConnection.open(s.name, s.config, { stdio, initTimeoutMs: secondsToMs(s.config.session_init_timeout) });
   }
 }

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { McpPool } from "../../src/mcp";
 import type { McpPoolOptions } from "../../src/mcp";
-import { threadDirs } from "../../src/sandbox";
+import { probeBwrap, threadDirs } from "../../src/sandbox";
 import type { ToolDefinition, ToolRuntime } from "../../src/tools";
 
 const ROOT = path.resolve(__dirname, "../../../..");
@@ -11,6 +11,14 @@ const ROOT = path.resolve(__dirname, "../../../..");
 export const FIXTURES = path.resolve(__dirname, "../fixtures/mcp");
 export const EVERYTHING = path.join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 export const FILESYSTEM = path.join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+
+/** The uid sandboxed servers drop to when the tests run as root (the bash sandbox's default). */
+export const SANDBOX_RUN_AS = typeof process.getuid === "function" && process.getuid() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+
+/** Whether stdio servers run in their own bubblewrap sandbox on this machine (else: unsandboxed, clean env). */
+export function bwrapUsable(): boolean {
+  return probeBwrap({ runAs: SANDBOX_RUN_AS }).ok;
+}
 
 /** A stdio server entry running a script with this Node. */
 export function nodeServer(script: string, args: string[] = [], extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -43,7 +51,7 @@ export function makePool(servers: Record<string, unknown>, options: Partial<McpP
     extensionsConfig: () => ({ path: configPath }),
     threadDirs: (u, t) => threadDirs(path.join(dir, "data"), t, u),
     logger: { warn: (m) => warnings.push(m), info: (m) => infos.push(m) },
-    discoveryCwd: dir,
+    launch: { dataDir: path.join(dir, "data"), runAs: SANDBOX_RUN_AS, warn: (m) => warnings.push(m) },
     ...options,
   });
   return {

@@ -11,7 +11,7 @@ import { DeerFlowClient } from "../../src/client";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
 import { ScriptedModel } from "../../src/testing";
 import { tempBase } from "../sandbox/helpers";
-import { FIXTURES } from "./_helpers";
+import { bwrapUsable, FIXTURES } from "./_helpers";
 
 const base = tempBase("dfmcplead-");
 afterAll(() => base.cleanup());
@@ -49,7 +49,7 @@ async function open(dir: string, model: ScriptedModel, logs: string[]) {
 }
 
 describe("MCP in the lead agent (DeerFlowRuntime)", () => {
-  it("defers MCP tools behind tool_search, lists them in the prompt, and runs a promoted tool in the thread workspace", async () => {
+  it("defers MCP tools behind tool_search, lists them in the prompt, and runs a promoted tool in its own launch directory", async () => {
     const dir = path.join(base.dir, "deferred");
     writeConfig(dir, true);
     const model = new ScriptedModel([
@@ -73,7 +73,8 @@ describe("MCP in the lead agent (DeerFlowRuntime)", () => {
       expect(model.requests[1].tools.map((t) => t.name)).toContain("rich_where");
       const result = model.requests[2].messages.filter((m) => m.type === "tool").at(-1)!;
       const where = JSON.parse(String(result.content)) as { cwd: string };
-      expect(fs.realpathSync(where.cwd)).toBe(fs.realpathSync(path.join(dir, "data/users/default/threads/th1/user-data/workspace")));
+      // Started in the server's own launch directory (inside its sandbox: /mnt/mcp-server), never in the thread workspace.
+      expect(where.cwd).toBe(bwrapUsable() ? "/mnt/mcp-server" : fs.realpathSync(path.join(dir, "data/mcp-servers/rich")));
       // McpRouting: a message matching the routing keywords promotes the tool before the first model call
       expect(await new DeerFlowClient(rt).chat("what is the sum of 2 and 3?", { threadId: "th3" })).toBe("auto-promoted");
       expect(model.requests[3].tools.map((t) => t.name)).toContain("rich_structured");

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, EVERYTHING, FILESYSTEM, FIXTURES, makePool, nodeServer, toolRuntime } from "./_helpers";
+import { bwrapUsable, call, EVERYTHING, FILESYSTEM, FIXTURES, makePool, nodeServer, toolRuntime } from "./_helpers";
 import type { PoolHarness } from "./_helpers";
 import type { ToolDefinition } from "../../src/tools";
 
@@ -13,8 +13,8 @@ describe("McpPool over stdio with real servers", () => {
     process.env.MCP_STDIO_TEST_VAR = "resolved-from-env";
     h = makePool({
       everything: nodeServer(EVERYTHING, ["stdio"]),
-      // Rooted in "." = the cwd, which the pool pins to the thread workspace.
-      fs: nodeServer(FILESYSTEM, ["."]),
+      // Rooted in the thread workspace as the agent sees it: a sandboxed server sees the thread at /mnt/user-data.
+      fs: nodeServer(FILESYSTEM, ["/mnt/user-data/workspace"]),
       rich: nodeServer(path.join(FIXTURES, "rich-server.mjs")),
       plain: nodeServer(path.join(FIXTURES, "rich-server.mjs"), [], { tool_name_prefix: false, env: { MCP_ECHO_ENV: "$MCP_STDIO_TEST_VAR" } }),
       off: { ...nodeServer(path.join(FIXTURES, "rich-server.mjs")), enabled: false },
@@ -73,16 +73,20 @@ describe("McpPool over stdio with real servers", () => {
     expect(s.content).toBe('{"sum":5}');
   });
 
-  it("pins the stdio cwd to the thread workspace and TMPDIR to workspace/.mcp/tmp", async () => {
+  it("starts a thread's session in the server's own launch directory (sandboxed: /mnt/mcp-server), never in the thread workspace", async () => {
     const r = await call(tools, "rich_where", {}, toolRuntime("thread-a", "alice"));
-    const where = JSON.parse(r.content as string) as { cwd: string; tmpdir: string };
+    const where = JSON.parse(r.content as string) as { cwd: string; tmpdir: string; home: string };
     const ws = path.join(h.dir, "data", "users", "alice", "threads", "thread-a", "user-data", "workspace");
-    expect(fs.realpathSync(where.cwd)).toBe(fs.realpathSync(ws));
-    expect(where.tmpdir).toBe(path.join(ws, ".mcp", "tmp"));
+    expect(where.cwd).not.toBe(ws);
+    if (bwrapUsable()) {
+      expect(where).toMatchObject({ cwd: "/mnt/mcp-server", tmpdir: "/tmp", home: "/mnt/mcp-server/home" });
+    } else {
+      expect(fs.realpathSync(where.cwd)).toBe(fs.realpathSync(path.join(h.dir, "data", "mcp-servers", "rich")));
+    }
   });
 
   it("maps file paths and resource links in results to /mnt/user-data/...; remote links stay", async () => {
-    const r = await call(tools, "rich_write_report", { name: "q3" }, toolRuntime("thread-b", "bob"));
+    const r = await call(tools, "rich_write_report", { name: "q3", dir: "/mnt/user-data/workspace" }, toolRuntime("thread-b", "bob"));
     const text = r.content as string;
     expect(text).toContain("Saved the report as /mnt/user-data/workspace/q3.txt.");
     expect(text).toContain("[resource: q3.txt (text/plain)] /mnt/user-data/workspace/q3.txt");
@@ -96,11 +100,11 @@ describe("McpPool over stdio with real servers", () => {
 
   it("runs server-filesystem rooted in the thread workspace", async () => {
     const rt = toolRuntime("thread-fs", "carol");
-    const w = await call(tools, "fs_write_file", { path: "notes.txt", content: "from mcp" }, rt);
+    const w = await call(tools, "fs_write_file", { path: "/mnt/user-data/workspace/notes.txt", content: "from mcp" }, rt);
     expect(w.status).toBe("success");
     const ws = path.join(h.dir, "data", "users", "carol", "threads", "thread-fs", "user-data", "workspace");
     expect(fs.readFileSync(path.join(ws, "notes.txt"), "utf8")).toBe("from mcp");
-    const rd = await call(tools, "fs_read_text_file", { path: "notes.txt" }, rt);
+    const rd = await call(tools, "fs_read_text_file", { path: "/mnt/user-data/workspace/notes.txt" }, rt);
     expect(rd.content).toContain("from mcp");
     // outside the workspace root the server itself refuses
     const out = await call(tools, "fs_read_text_file", { path: "/etc/hostname" }, rt);
@@ -113,7 +117,7 @@ describe("McpPool over stdio with real servers", () => {
   });
 
   it("reuses one session per (server, user:thread) and closes a thread's sessions on closeThread", async () => {
-    const pid = async (t: string, u: string) => (JSON.parse((await call(tools, "rich_where", {}, toolRuntime(t, u))).content as string) as { pid: number }).pid;
+    const pid = async (t: string, u: string) => (JSON.parse((await call(tools, "rich_where", {}, toolRuntime(t, u))).content as string) as { instance: string }).instance;
     // (t1, u1) and (thread-a, alice) already have sessions from the tests above
     const a1 = await pid("t1", "u1");
     expect(await pid("t1", "u1")).toBe(a1);
@@ -131,7 +135,7 @@ describe("McpPool session LRU bound", () => {
     const h = makePool({ rich: nodeServer(path.join(FIXTURES, "rich-server.mjs")) }, { maxSessions: 1 });
     try {
       const tools = await h.pool.getTools();
-      const pid = async (t: string) => (JSON.parse((await call(tools, "rich_where", {}, toolRuntime(t))).content as string) as { pid: number }).pid;
+      const pid = async (t: string) => (JSON.parse((await call(tools, "rich_where", {}, toolRuntime(t))).content as string) as { instance: string }).instance;
       const first = await pid("a");
       await pid("b");
       expect(h.pool.status()[0].sessions).toBe(1);

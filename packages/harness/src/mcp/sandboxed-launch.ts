@@ -1,0 +1,102 @@
+import { existsSync } from "node:fs";
+import type { BwrapBind, StageTools } from "../sandbox";
+import { planStaging } from "../sandbox";
+import { stagePrefix } from "../sandbox/bwrap/staging";
+
+/** Where a sandboxed server sees its own launch directory (its cwd; read-only except `home`). */
+export const MCP_SANDBOX_ROOT = "/mnt/mcp-server";
+/** The server's writable home inside its sandbox. */
+export const MCP_SANDBOX_HOME = `${MCP_SANDBOX_ROOT}/home`;
+/** The server's persistent cache inside its sandbox (npm, uv, XDG). */
+export const MCP_SANDBOX_CACHE = `${MCP_SANDBOX_ROOT}/cache`;
+
+/** Read-only system files a networked server needs besides `/usr`: loader cache, DNS, TLS roots. */
+const SYSTEM_FILES = [
+  "/etc/ld.so.cache",
+  "/etc/alternatives",
+  "/etc/resolv.conf",
+  "/etc/hosts",
+  "/etc/nsswitch.conf",
+  "/etc/host.conf",
+  "/etc/gai.conf",
+  "/etc/ssl",
+  "/etc/ca-certificates",
+  "/etc/pki",
+  "/etc/localtime",
+];
+
+/** Everything needed to start one server in its own bubblewrap sandbox. */
+export interface McpSandboxSpec {
+  bwrapPath: string;
+  setprivPath?: string;
+  /** Drop to this uid/gid before bwrap (service running as root). */
+  runAs?: { uid: number; gid: number };
+  /** Stage bind sources first (a directory above them is closed to `runAs`). */
+  stage?: StageTools;
+  /** Share the host network namespace (many servers call remote APIs). */
+  network: boolean;
+  binds: BwrapBind[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Absolute path of the executable inside the sandbox, then its arguments. */
+  command: string;
+  args: readonly string[];
+}
+
+/** What to spawn on the host: the launcher chain, and bubblewrap's own arguments, handed over on fd 3. */
+export interface McpSandboxLaunch {
+  argv: string[];
+  /** NUL-separated bwrap options for `--args 3`. */
+  bwrapArgs: Buffer;
+}
+
+/**
+ * The bubblewrap profile of a stdio MCP server: `/usr` and a few `/etc`
+ * files read-only, fresh `/proc` and `/dev`, only the given binds, new
+ * user/pid/ipc/uts/cgroup namespaces (nested user namespaces disabled),
+ * the host network unless `network` is false, cleared environment, no
+ * capabilities, killed with its parent.
+ */
+export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "network" | "env" | "cwd">): string[] {
+  const a = ["--unshare-user", "--disable-userns", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"];
+  if (!spec.network) a.push("--unshare-net");
+  a.push("--die-with-parent", "--new-session", "--hostname", "mcp-server");
+  a.push("--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/sbin", "/sbin");
+  if (existsSync("/usr/lib64")) a.push("--symlink", "usr/lib64", "/lib64");
+  if (existsSync("/usr/lib32")) a.push("--symlink", "usr/lib32", "/lib32");
+  for (const p of SYSTEM_FILES) a.push("--ro-bind-try", p, p);
+  a.push("--proc", "/proc", "--dev", "/dev");
+  for (const b of spec.binds) {
+    const flag = b.readOnly ? (b.optional ? "--ro-bind-try" : "--ro-bind") : b.optional ? "--bind-try" : "--bind";
+    a.push(flag, b.host, b.dest);
+  }
+  a.push("--chdir", spec.cwd, "--clearenv");
+  for (const [k, v] of Object.entries(spec.env)) a.push("--setenv", k, v);
+  a.push("--cap-drop", "ALL");
+  return a;
+}
+
+/**
+ * The host-side argv `[unshare … stage …] [setpriv …] bwrap --args 3 -- COMMAND ARGS…`
+ * and the bwrap options to write to fd 3. Passing the options on a pipe
+ * keeps bind sources (host paths) and environment values (the server's
+ * secrets) off every command line: the sandbox's pid 1 is bwrap itself, and
+ * its `/proc/1/cmdline` shows only the server's own command and args.
+ */
+export function buildMcpSandboxLaunch(spec: McpSandboxSpec): McpSandboxLaunch {
+  const argv: string[] = [];
+  let binds = spec.binds;
+  if (spec.stage) {
+    const present = binds.filter((b) => !b.optional || existsSync(b.host));
+    const plan = planStaging(present, spec.runAs ?? { uid: 0, gid: 0 });
+    argv.push(...stagePrefix(spec.stage, plan.hosts));
+    binds = plan.binds;
+  }
+  if (spec.runAs) {
+    if (!spec.setprivPath) throw new Error("setpriv is required to drop privileges");
+    argv.push(spec.setprivPath, `--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, "--clear-groups", "--");
+  }
+  argv.push(spec.bwrapPath, "--args", "3", "--", spec.command, ...spec.args);
+  const options = mcpBwrapOptions({ ...spec, binds });
+  return { argv, bwrapArgs: Buffer.from(options.map((x) => `${x}\0`).join(""), "utf8") };
+}

@@ -1,0 +1,100 @@
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, chownSync, lstatSync, mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { McpError } from "./errors";
+
+/** Directory under the data dir holding one launch directory per stdio MCP server. */
+export const MCP_SERVERS_DIR = "mcp-servers";
+
+/**
+ * The host directories of one stdio MCP server: `root` is the process cwd
+ * (read-only for the server when sandboxed), `home`/`cache` persist across
+ * its sessions, `tmp` holds one private temp dir per session, `shadow`
+ * writable copies of package bin files (see `launch-plan.ts`), `scratch` the
+ * empty user-data a discovery session sees.
+ */
+export interface McpServerDirs {
+  root: string;
+  home: string;
+  cache: string;
+  tmp: string;
+  shadow: string;
+  scratch: { userData: string; workspace: string; uploads: string; outputs: string };
+}
+
+const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** One path segment for a server name: the name itself when it is plain, else a sanitised name plus a hash (distinct names never share a dir). */
+export function mcpServerDirName(name: string): string {
+  if (PLAIN_NAME.test(name) && name !== "." && name !== "..") return name;
+  const safe = name.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^[._-]+/, "").slice(0, 48) || "server";
+  return `${safe}-${createHash("sha256").update(name).digest("hex").slice(0, 12)}`;
+}
+
+/** The directories of server `name` under `dataDir` (nothing is created). */
+export function mcpServerDirs(dataDir: string, name: string): McpServerDirs {
+  const root = path.join(path.resolve(dataDir), MCP_SERVERS_DIR, mcpServerDirName(name));
+  const userData = path.join(root, "scratch", "user-data");
+  return {
+    root,
+    home: path.join(root, "home"),
+    cache: path.join(root, "cache"),
+    tmp: path.join(root, "tmp"),
+    shadow: path.join(root, "shadow"),
+    scratch: { userData, workspace: path.join(userData, "workspace"), uploads: path.join(userData, "uploads"), outputs: path.join(userData, "outputs") },
+  };
+}
+
+const serviceUid = () => (typeof process.getuid === "function" ? process.getuid() : -1);
+
+/**
+ * Create a directory owned by the service user and writable only by it
+ * (0755). An existing one must already belong to the service user: a
+ * launch directory someone else owns could be swapped for one they control.
+ */
+function serviceDir(dir: string, server: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw new McpError(server, `MCP server '${server}': ${dir} must be a directory (it is used as the server's launch directory)`, { code: "mcp_start_failed" });
+  const uid = serviceUid();
+  if (uid >= 0 && st.uid !== uid) {
+    throw new McpError(server, `MCP server '${server}': ${dir} belongs to uid ${st.uid}, not to the service user (uid ${uid}); remove it so it is created again`, { code: "mcp_start_failed" });
+  }
+  if ((st.mode & 0o022) !== 0) chmodSync(dir, st.mode & 0o7755);
+}
+
+/** A directory the server itself writes: owned by `owner` (the sandbox uid) when given, mode 0700. */
+function serverWritableDir(dir: string, owner: { uid: number; gid: number } | undefined): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (owner) chownSync(dir, owner.uid, owner.gid);
+  chmodSync(dir, 0o700);
+}
+
+/**
+ * Create the launch directories of a server: `{dataDir}/mcp-servers` and
+ * the server's root owned by the service user (the server cannot write its
+ * own cwd, so no launcher finds a file there it did not put there),
+ * `home`/`cache`/`tmp`/`shadow`/scratch user-data owned by `owner` (the uid
+ * the sandboxed server runs as) or the service user.
+ */
+export function ensureMcpServerDirs(dirs: McpServerDirs, server: string, owner?: { uid: number; gid: number }): void {
+  serviceDir(path.dirname(dirs.root), server);
+  serviceDir(dirs.root, server);
+  for (const d of [dirs.home, dirs.cache, dirs.tmp, dirs.shadow]) serverWritableDir(d, owner);
+  serviceDir(path.dirname(dirs.scratch.userData), server);
+  serviceDir(dirs.scratch.userData, server);
+  for (const d of [dirs.scratch.workspace, dirs.scratch.uploads, dirs.scratch.outputs]) serverWritableDir(d, owner);
+}
+
+/** A fresh private temp dir for one session (removed by the returned function when the session ends). */
+export function sessionTmpDir(dirs: McpServerDirs, owner?: { uid: number; gid: number }): { dir: string; remove: () => void } {
+  const dir = path.join(dirs.tmp, `s-${randomBytes(6).toString("hex")}`);
+  serverWritableDir(dir, owner);
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Whether `inner` is `outer` or inside it (lexically, both resolved). */
+export function isWithin(inner: string, outer: string): boolean {
+  const rel = path.relative(path.resolve(outer), path.resolve(inner));
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
