@@ -25,6 +25,8 @@ import { registerThreadRoutes } from "./routes/threads";
 import { registerUploadRoutes } from "./routes/uploads";
 import { registerWorkspaceChangesRoutes } from "./routes/workspace-changes";
 import { RunManager } from "./runs/run-manager";
+import { HostPathMasker, RequestGuard } from "./security";
+import type { RequestGuardSettings } from "./security";
 import { defaultWebDist, registerStaticUi } from "./static-ui";
 
 /** A running (or startable) gateway. */
@@ -44,15 +46,16 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-function onError(log: (m: string) => void) {
+function onError(log: (m: string) => void, paths: HostPathMasker) {
   return (err: Error, c: Context) => {
+    // error texts name the files they touched: clients see virtual paths, never the data dir's host path
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
-      return c.json({ detail: err.detail }, err.status as 400);
+      return c.json({ detail: paths.mask(err.detail) }, err.status as 400);
     }
     // harness upload/artifact errors carry their HTTP status; the client gets the same errors
-    if (err instanceof UploadError) return c.json({ detail: err.message }, err.status as 400);
-    if (err instanceof PathAccessError) return c.json({ detail: err.message }, 403);
+    if (err instanceof UploadError) return c.json({ detail: paths.maskText(err.message) }, err.status as 400);
+    if (err instanceof PathAccessError) return c.json({ detail: paths.maskText(err.message) }, 403);
     log(`[gateway] ${c.req.method} ${new URL(c.req.url).pathname} failed: ${err.name}: ${err.message}`);
     return c.json({ detail: "Internal server error" }, 500);
   };
@@ -110,8 +113,11 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   registerMemoryRoutes(api, ctx);
   registerMcpRoutes(api, ctx);
 
+  const guard = new RequestGuard(() => guardSettings(ctx), options.log);
   const app = new Hono();
-  app.onError(onError(options.log));
+  app.onError(onError(options.log, new HostPathMasker([options.dataDir, options.baseDir])));
+  // before every route, the static UI included (see RequestGuard)
+  app.use("*", guard.middleware());
   app.get("/health", (c) => c.json({ status: "healthy", service: "deer-flow-gateway" }));
   app.route("/api/langgraph", api);
   app.route("/api", api);
@@ -131,6 +137,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
     start(listen = {}) {
       const port = listen.port ?? 2026;
       const host = listen.host ?? "127.0.0.1";
+      guard.setBindHost(host);
       return new Promise<string>((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
           resolve(`http://${host.includes(":") ? `[${host}]` : host}:${info.port}`);
@@ -154,6 +161,16 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
         await ownedStores?.close();
       }
     },
+  };
+}
+
+/** `server.allowed_hosts`/`allowed_origins` as of now (the runtime's current config, else `appConfig`), plus the options'. */
+function guardSettings(ctx: GatewayContext): RequestGuardSettings {
+  const cfg = (ctx.runtime.config() ?? ctx.options.appConfig) as { server?: { allowed_hosts?: string[]; allowed_origins?: string[] } | null } | undefined;
+  const server = cfg?.server ?? undefined;
+  return {
+    allowedHosts: [...(server?.allowed_hosts ?? []), ...(ctx.options.allowedHosts ?? [])],
+    allowedOrigins: [...(server?.allowed_origins ?? []), ...(ctx.options.allowedOrigins ?? [])],
   };
 }
 

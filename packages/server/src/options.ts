@@ -71,6 +71,18 @@ export interface GatewayOptions {
   userId?: string;
   /** The skill registry behind `/api/skills` (default: the runtime's, else one built from its config). */
   skills?: import("@deerflow/harness").SkillRegistry;
+  /**
+   * Extra names served in the `Host` header, added to `server.allowed_hosts`
+   * of the config (defaults always served: localhost, 127.0.0.1, [::1] and
+   * the bind address). `name` matches any port, `name:port` only that port.
+   */
+  allowedHosts?: string[];
+  /**
+   * Extra browser origins (`http://localhost:3000`) that may send
+   * state-changing requests and get CORS headers, added to
+   * `server.allowed_origins`. The gateway's own origin needs no entry.
+   */
+  allowedOrigins?: string[];
   /** Log sink (default: console.error). Never receives secrets. */
   log?: (message: string) => void;
 }
@@ -81,6 +93,7 @@ export interface GatewayAppConfig {
   token_usage?: { enabled?: boolean } | null;
   uploads?: Partial<UploadLimits> | null;
   agents_api?: { enabled?: boolean } | null;
+  server?: { allowed_hosts?: string[]; allowed_origins?: string[] } | null;
 }
 
 /** Options with defaults applied. */

@@ -2,6 +2,7 @@ import { DEFAULT_MAX_JSON_DEPTH, jsonDepth } from "@deerflow/harness";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { HttpError, validationError } from "./http-error";
+import { assertJsonContentType } from "./security/content-type";
 import type { ValidationIssue } from "./http-error";
 
 /** Thread/run id format of the contract. */
@@ -42,6 +43,9 @@ const UTF8 = new TextDecoder();
  */
 export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBytes: number, maxDepth = DEFAULT_MAX_JSON_DEPTH): Promise<z.infer<T>> {
   const declared = Number(c.req.header("content-length") ?? "NaN");
+  // 415 unless declared JSON: a foreign page sends text/plain, form or untyped bodies without a CORS preflight
+  const contentType = c.req.header("content-type");
+  assertJsonContentType(contentType, declared > 0);
   if (Number.isFinite(declared) && declared > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
   let text: string;
   try {
@@ -61,6 +65,7 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBy
   }
   let raw: unknown = {};
   if (text.trim()) {
+    assertJsonContentType(contentType, true);
     const depth = jsonDepth(text, maxDepth);
     if (depth > maxDepth) {
       throw validationError([{ type: "json_too_deep", loc: ["body"], msg: `JSON nesting is deeper than the limit of ${maxDepth} levels` }]);

@@ -94,9 +94,9 @@ describe("readJson", () => {
     app.onError((err, c) => c.json({ detail: err.message }, err instanceof HttpError ? (err.status as 400) : 500));
     app.post("/echo", async (c) => c.json(await readJson(c, schema, 64)));
     const big = JSON.stringify({ name: "x".repeat(100) });
-    const res = await app.request("/echo", { method: "POST", body: big, headers: { "content-length": "20" } });
+    const res = await app.request("/echo", { method: "POST", body: big, headers: { "content-length": "20", "content-type": "application/json" } });
     expect(res.status).toBe(413);
-    const ok = await app.request("/echo", { method: "POST", body: '{"name":"a"}', headers: { "content-length": "12" } });
+    const ok = await app.request("/echo", { method: "POST", body: '{"name":"a"}', headers: { "content-length": "12", "content-type": "application/json" } });
     expect(await ok.json()).toEqual({ name: "a" });
   });
 });

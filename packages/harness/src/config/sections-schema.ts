@@ -187,6 +187,31 @@ export const skillEvolutionSchema = section({
 /** `agents_api:` */
 export const agentsApiSchema = section({ enabled: bool().default(false) });
 
+/** A browser origin: `scheme://host[:port]` exactly as browsers send it in `Origin` (no path, no `*`). */
+const originString = z.string().refine(
+  (v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === "http:" || u.protocol === "https:") && u.origin === v.replace(/\/$/, "").toLowerCase();
+    } catch {
+      return false;
+    }
+  },
+  { message: "expected an origin such as http://localhost:3000 (scheme, host, optional port; no path, no wildcard)" },
+);
+
+/**
+ * `server:` which names and browser origins the gateway answers. The
+ * defaults (loopback names and the bind address; the gateway's own origin)
+ * need no entry here.
+ */
+export const serverSchema = section({
+  /** Extra names accepted in the `Host` header, with or without `:port` (`deerflow.lan`, `10.0.0.5:2026`). */
+  allowed_hosts: list(z.string().trim().min(1)),
+  /** Extra origins allowed to send state-changing requests, answered with CORS headers (`http://localhost:3000`). */
+  allowed_origins: list(originString),
+});
+
 /** `checkpointer:` (deprecated in DeerFlow in favour of `database:`). */
 export const checkpointerSchema = optionalSection({
   type: z.enum(["memory", "sqlite", "postgres"]),
@@ -245,6 +270,13 @@ export const schedulerSchema = section({
 
 /** `mcp_tasks:` */
 export const mcpTasksSchema = section({ enabled: bool().default(false) });
+
+/**
+ * `mcp_api:` what MCP configs submitted through the HTTP API may do.
+ * `allowed_env_vars`: the environment variables a `$VAR` / `${VAR}` in such a
+ * config may reference (none by default; files the operator edits are not limited).
+ */
+export const mcpApiSchema = section({ allowed_env_vars: list(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")) });
 
 /** `{use, config}` pluggable provider reference. */
 export const providerRefSchema = z.looseObject({ use: z.string().min(1), config: nullable(record()) });

@@ -4,7 +4,11 @@ import { z } from "zod";
 export const uploadedFileInfoSchema = z.object({
   filename: z.string(),
   size: z.number().int().nonnegative(),
-  /** Host path of the file. */
+  /**
+   * Where the file is, as the agent sees it (`/mnt/user-data/uploads/<f>`,
+   * the same as `virtual_path`). DeerFlow puts the host path here; host paths
+   * never leave the server, so clients get the virtual one under the same name.
+   */
   path: z.string(),
   /** `/mnt/user-data/uploads/<f>` */
   virtual_path: z.string(),

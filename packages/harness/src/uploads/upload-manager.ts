@@ -93,7 +93,8 @@ export class UploadManager {
     return {
       filename,
       size: st.size,
-      path: host,
+      // the virtual path: the response goes to clients, and the host path would tell them where the data dir is
+      path: virtualPath,
       virtual_path: virtualPath,
       artifact_url: artifactUrl(paths.threadId, virtualPath),
       extension: path.extname(filename),
@@ -152,7 +153,9 @@ export class UploadManager {
     } catch (err) {
       await Promise.all(staged.map((s) => rm(s.tmp, { force: true })));
       if (err instanceof UploadError) throw err;
-      throw new UploadError("upload_failed", `Upload failed: ${(err as Error).message}`, 500, { cause: err });
+      // the cause names the staging file's host path: it stays in `cause` (logs), not in the client-bound message
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new UploadError("upload_failed", `Upload failed${code ? ` (${code})` : ""} while writing to ${VIRTUAL_UPLOADS}.`, 500, { cause: err });
     }
     const files: UploadedFileInfo[] = [];
     for (const s of staged) {

@@ -21,7 +21,8 @@ describe("UploadManager", () => {
     expect(f).toMatchObject({
       filename: "report.txt",
       size: 5,
-      path: path.join(base, "users/default/threads/thread-1/user-data/uploads/report.txt"),
+      // never the host path: responses go to clients
+      path: "/mnt/user-data/uploads/report.txt",
       virtual_path: "/mnt/user-data/uploads/report.txt",
       artifact_url: "/api/threads/thread-1/artifacts/mnt/user-data/uploads/report.txt",
       extension: ".txt",
@@ -29,7 +30,7 @@ describe("UploadManager", () => {
     expect(typeof f.modified).toBe("number");
     expect(Math.abs(f.modified! - Date.now() / 1000)).toBeLessThan(60);
     expect(r.files[1].artifact_url).toBe(`/api/threads/thread-1/artifacts/mnt/user-data/uploads/${encodeURIComponent("données é.csv")}`);
-    expect(readFileSync(f.path, "utf8")).toBe("hello");
+    expect(readFileSync(path.join(base, "users/default/threads/thread-1/user-data/uploads/report.txt"), "utf8")).toBe("hello");
   });
 
   it("sanitises names: basename only, control chars stripped, NFC, hidden/empty/dot names skipped", async () => {

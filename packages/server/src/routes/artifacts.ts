@@ -5,10 +5,8 @@ import { resolveArtifact, threadPaths } from "@deerflow/harness";
 import type { Hono } from "hono";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
+import { API_SECURITY_HEADERS, contentDisposition, servedFile } from "../security";
 import { checkThreadId } from "../validate";
-
-/** Content types always served as attachments (XSS guard). */
-export const FORCE_ATTACHMENT_TYPES: ReadonlySet<string> = new Set(["text/html", "application/xhtml+xml", "image/svg+xml"]);
 
 /** A parsed single byte range (inclusive). */
 export interface ByteRange {
@@ -37,13 +35,12 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end };
 }
 
-function disposition(kind: "inline" | "attachment", name: string): string {
-  return `${kind}; filename*=UTF-8''${encodeURIComponent(name)}`;
-}
-
 /**
- * Artifact download endpoint (§3.3): inline (attachment for `?download=true`
- * and for HTML/SVG), single byte ranges, streamed from disk.
+ * Artifact download endpoint (§3.3), which serves every file of a thread
+ * (outputs, uploads, workspace): only passive types inline (text as
+ * `text/plain`, images but SVG, PDF, audio, video; see `servedFile`),
+ * everything else as an attachment, always with `Content-Security-Policy:
+ * sandbox` and `nosniff`; single byte ranges, streamed from disk.
  */
 export function registerArtifactRoutes(app: Hono, ctx: GatewayContext): void {
   app.get("/threads/:thread_id/artifacts/*", async (c) => {
@@ -62,13 +59,12 @@ export function registerArtifactRoutes(app: Hono, ctx: GatewayContext): void {
     const paths = threadPaths(ctx.options.baseDir, ctx.options.userId, threadId);
     const { hostPath: file, size, mimeType: type } = await resolveArtifact(paths, `/${segments.join("/")}`);
     const download = c.req.query("download") === "true" || c.req.query("download") === "1";
-    const kind = download || FORCE_ATTACHMENT_TYPES.has(type) ? "attachment" : "inline";
-    const textual = type.startsWith("text/") || type === "application/json";
+    const served = servedFile(type, download);
     const headers: Record<string, string> = {
-      "Content-Type": textual ? `${type}; charset=utf-8` : type,
-      "Content-Disposition": disposition(kind, path.basename(file)),
+      "Content-Type": served.contentType,
+      "Content-Disposition": contentDisposition(served.disposition, path.basename(file)),
       "Accept-Ranges": "bytes",
-      "X-Content-Type-Options": "nosniff",
+      ...API_SECURITY_HEADERS,
     };
     const range = parseRange(c.req.header("range"), size);
     if (range === "unsatisfiable") {

@@ -7,6 +7,7 @@ import type { LiveRun } from "../runs/run-manager";
 import { runCreateRequestSchema } from "../runs/run-request";
 import type { RunCreateRequest } from "../runs/run-request";
 import { runResponse } from "../runs/run-response";
+import { publicStateValues } from "../security";
 import { endedStreamResponse, sendSse } from "../sse/sse-response";
 import { checkRunId, checkThreadId, readJson } from "../validate";
 import { requireThreadRow } from "./thread-access";
@@ -44,7 +45,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     c.header("Content-Location", contentLocation(run.threadId, run.runId));
     if (!rec || rec.status !== "success") return c.json({ status: rec?.status ?? "error", error: rec?.error ?? null });
     const snap = await ctx.runtime.readState(run.threadId);
-    return c.json(snap?.values ?? {});
+    return c.json(publicStateValues(snap?.values ?? {}));
   };
 
   // Streaming routes start the response as soon as the thread is reserved (`waitForStore: false`).

@@ -1,5 +1,6 @@
 import { wireTimestamp } from "@deerflow/harness";
 import type { Message, RunRecord, StateSnapshot } from "@deerflow/harness";
+import { publicStateValues } from "../security";
 
 // ThreadResponse objects are built by the harness (threadRecordResponse,
 // threadSummaryResponse, threadDetailResponse), shared with the embedded client.
@@ -7,7 +8,7 @@ import type { Message, RunRecord, StateSnapshot } from "@deerflow/harness";
 /** The wire shape of `GET /threads/{id}/state`. */
 export function stateResponse(threadId: string, snap: StateSnapshot): Record<string, unknown> {
   return {
-    values: snap.values,
+    values: publicStateValues(snap.values),
     next: snap.next,
     metadata: snap.metadata,
     checkpoint: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: snap.checkpointId, id: snap.checkpointId, ts: wireTimestamp(snap.createdAt) },
@@ -48,6 +49,7 @@ export function historyEntry(
   const values: Record<string, unknown> = {};
   const v = snap.values as Record<string, unknown>;
   for (const k of HISTORY_KEYS) if (v[k] !== undefined) values[k] = v[k];
+  if (values.thread_data) values.thread_data = publicStateValues({ thread_data: values.thread_data }).thread_data;
   if (withMessages) values.messages = annotateMessages(snap.values.messages ?? [], runIds, runs);
   return {
     checkpoint_id: snap.checkpointId,

@@ -16,6 +16,7 @@ import type { GatewayContext } from "../context";
 import { HttpError, threadNotFound } from "../http-error";
 import { checkThreadId, readJson } from "../validate";
 import { requireThreadRow, threadOf } from "./thread-access";
+import { publicStateValues } from "../security";
 import { historyEntry, stateResponse } from "./thread-views";
 
 const createSchema = z.looseObject({
@@ -121,7 +122,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     const snap = await ctx.runtime.readState(threadId);
     const response = threadDetailResponse(threadId, t, snap, ctx.options.userId);
     if (!response) throw threadNotFound(threadId);
-    return c.json(response);
+    return c.json({ ...response, values: publicStateValues(response.values) });
   });
 
   app.patch("/threads/:thread_id", async (c) => {

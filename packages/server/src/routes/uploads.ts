@@ -4,6 +4,7 @@ import type { Hono } from "hono";
 import { appSettings } from "../app-settings";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
+import { assertMultipart } from "../security";
 import { ID_PATTERN } from "../validate";
 
 /**
@@ -37,9 +38,8 @@ export function registerUploadRoutes(app: Hono, ctx: GatewayContext): void {
     if (Number.isFinite(declared) && declared > limits.max_total_size + 1024 * 1024) {
       throw new HttpError(413, `The upload is larger than the total limit of ${limits.max_total_size} bytes (uploads.max_total_size).`);
     }
-    if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/form-data")) {
-      throw new HttpError(400, "Expected multipart/form-data with field 'files'");
-    }
+    // (a cross-site form or fetch can send multipart without a preflight: the request guard's origin rule stops those)
+    assertMultipart(c.req.header("content-type"));
     let form: FormData;
     try {
       form = await c.req.formData();

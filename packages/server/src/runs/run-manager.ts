@@ -21,6 +21,7 @@ import { RunEventBuffer } from "../sse/event-buffer";
 import { agentNameFromAssistant, CONTEXT_WHITELIST, requestedModes } from "./run-request";
 import type { ClientStreamMode, RunCreateRequest } from "./run-request";
 import { redactSecrets } from "./run-response";
+import { publicStreamData } from "../security";
 
 /** How a cancel stops a run. */
 export type CancelAction = "interrupt" | "rollback";
@@ -324,7 +325,8 @@ export class RunManager {
   private publish(run: InternalRun, mode: StreamMode, ns: string[], data: unknown, out: MessageCoalescer): void {
     if (ns.length && !run.prepared.subgraphs) return;
     const base = EVENT_NAME[mode] ?? mode;
-    out.push(ns.length ? [base, ...ns].join("|") : base, data);
+    // state keys holding host paths (thread_data) go out as virtual paths
+    out.push(ns.length ? [base, ...ns].join("|") : base, publicStreamData(mode, data));
   }
 
   private async execute(run: InternalRun): Promise<void> {

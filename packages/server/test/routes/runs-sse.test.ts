@@ -309,7 +309,7 @@ describe("run lifecycle: multitask, cancel, join, disconnect", () => {
     await new Promise<void>((resolve, reject) => {
       const socket = net.connect(Number(port), "127.0.0.1", () => {
         socket.end(
-          `POST /api/threads/${tid}/runs/stream HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          `POST /api/threads/${tid}/runs/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
           () => {
             socket.destroy();
             resolve();
