@@ -5,6 +5,7 @@ import type { AppConfig } from "../../../harness/src/config";
 import { DeerFlowRuntime } from "../../../harness/src/deerflow-runtime";
 import { startServer } from "../../../server/src";
 import type { Gateway } from "../../../server/src";
+import { bindHostExposure } from "../../../server/src/security";
 import { resolveAgentFactory } from "../agent-source";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import { startDemoModel } from "../demo/demo-config";
@@ -24,8 +25,38 @@ Options:
                      model (a test double, not an LLM: for every message it writes
                      and presents a small report) instead of failing
   --no-web-build     do not build the web UI on start (also DEERFLOW_SKIP_WEB_BUILD=1)
-  --host HOST        interface to bind (default 127.0.0.1; use 0.0.0.0 to expose)
+  --host HOST        interface to bind (default 127.0.0.1). An address other machines
+                     can reach (0.0.0.0, ::, a LAN address, a name that is not
+                     loopback) also needs --allow-unauthenticated
+  --allow-unauthenticated
+                     listen on a non-loopback --host although the gateway has no
+                     users or login yet: whoever can connect controls the agent
 ${COMMON_HELP}`;
+
+/**
+ * Refuse a non-loopback `--host` unless `--allow-unauthenticated` is given;
+ * with it, return the warning to print. The gateway has no users yet: every
+ * client that can connect acts as the one local user.
+ */
+export async function checkServeHost(host: string, allowUnauthenticated: boolean): Promise<string | undefined> {
+  const exposure = await bindHostExposure(host);
+  if (exposure.loopback) return undefined;
+  const where = exposure.addresses.length && exposure.addresses[0] !== host ? `${host} (${exposure.addresses.join(", ")})` : host;
+  const opens =
+    "anyone who can connect can run the agent and its tools, read and upload every thread's files, add MCP servers " +
+    "(which start commands on this machine), install skills and rewrite memory";
+  if (!allowUnauthenticated) {
+    throw new UsageError(
+      `Refusing to listen on ${where}: other machines can reach it, and the gateway has no users or login yet, so ${opens}. ` +
+        "Keep the default --host 127.0.0.1, or put it behind your own authenticating proxy and pass --allow-unauthenticated to listen anyway.",
+      "serve",
+    );
+  }
+  return (
+    `WARNING: listening on ${where} without authentication (--allow-unauthenticated): ${opens}. ` +
+    "Browsers are still held to this gateway's own names and origin (server.allowed_hosts, server.allowed_origins in config.yaml)."
+  );
+}
 
 /** `deerflow serve`: returns null while serving. */
 export async function serveCommand(argv: string[], term: Terminal): Promise<number | null> {
@@ -34,6 +65,7 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     host: { type: "string" },
     demo: { type: "boolean" },
     "no-web-build": { type: "boolean" },
+    "allow-unauthenticated": { type: "boolean" },
   });
   if (values.help) {
     term.line(SERVE_HELP);
@@ -41,6 +73,10 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   }
   const port = values.port === undefined ? 2026 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer 0-65535, got '${values.port}'`, "serve");
+  const host = values.host ?? "127.0.0.1";
+  // before anything starts: a refused exposure leaves nothing behind
+  const exposureWarning = await checkServeHost(host, values["allow-unauthenticated"] === true);
+  if (exposureWarning) term.error(exposureWarning);
   const common = commonOptions(values);
   const injected = await resolveAgentFactory();
   let config: AppConfig | undefined;
@@ -74,7 +110,7 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     ({ gateway, url } = await startServer({
       runtime,
       port,
-      host: values.host ?? "127.0.0.1",
+      host,
       quiet: true,
       demoMode: demo ? { configureCommand: demo.configureCommand } : null,
     }));
