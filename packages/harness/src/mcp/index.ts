@@ -1,8 +1,9 @@
 /**
  * MCP subsystem: servers from extensions_config.json as tools (`{server}_{tool}`)
  * over stdio, SSE and streamable HTTP (official SDK client), the session pool,
- * OAuth token injection, deferred tools and `tool_search`, and the stdio
- * launch validation the gateway applies. See docs/mcp.md.
+ * OAuth token injection, deferred tools and `tool_search`, the launch of
+ * stdio servers (own directory, clean environment, own bubblewrap sandbox)
+ * and the checks the gateway applies to configs it receives. See docs/mcp.md.
  */
 export { McpPool } from "./pool";
 export type { McpPoolOptions, McpScope, McpServerStatus } from "./pool";
@@ -45,6 +46,16 @@ export {
   setMcpServerEnabled,
   writeMcpServers,
 } from "./config-file";
-export type { McpConfigResponse } from "./config-file";
+export type { McpConfigResponse, McpEntryValidator } from "./config-file";
+export { guardApiSubmittedEntry, MCP_API_ENV_ALLOWLIST_KEY } from "./api-guard";
+export { isSensitiveKey, maskArgs, maskUrlsIn, restoreMaskedArgs, restoreMaskedUrl } from "./secret-mask";
+export { planStdioLaunch, sandboxOptOut } from "./launch-plan";
+export type { LaunchScope, McpLaunchSettings, StdioLaunch } from "./launch-plan";
+export { ensureMcpServerDirs, MCP_SERVERS_DIR, mcpServerDirName, mcpServerDirs } from "./server-dirs";
+export type { McpServerDirs } from "./server-dirs";
+export { buildMcpSandboxLaunch, MCP_SANDBOX_CACHE, MCP_SANDBOX_HOME, MCP_SANDBOX_ROOT, mcpBwrapOptions } from "./sandboxed-launch";
+export type { McpSandboxLaunch, McpSandboxSpec } from "./sandboxed-launch";
+export { LaunchedStdioTransport } from "./stdio-transport";
+export type { LaunchedProcessSpec } from "./stdio-transport";
 export { attachMcp, mcpConfigPath, readMcpConfig, updateMcpConfig } from "./attach";
 export type { McpHost } from "./attach";

@@ -1,5 +1,6 @@
 import {
   errorMessage,
+  guardApiSubmittedEntry,
   mcpConfigPath,
   mcpConfigResponse,
   readRawExtensionsConfig,
@@ -8,7 +9,7 @@ import {
   ValidationError,
   writeMcpServers,
 } from "@deerflow/harness";
-import type { McpServerStatus, StdioLaunchSpec } from "@deerflow/harness";
+import type { McpEntryValidator, McpServerStatus, StdioLaunchSpec } from "@deerflow/harness";
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { GatewayContext } from "../context";
@@ -23,6 +24,8 @@ export interface McpRouteOptions {
   pool?: () => McpStatusSource | undefined;
   /** Called after every write (the gateway drops its cached agents). */
   invalidate?: () => void;
+  /** `mcp_api.allowed_env_vars` of config.yaml: the variables a submitted `$VAR` may name (read per request). */
+  allowedEnvVars?: () => readonly string[];
   /** Max JSON body size (default 1 MiB). */
   maxBodyBytes?: number;
   log?: (message: string) => void;
@@ -47,6 +50,13 @@ export function registerMcpRoutes(app: Hono, ctx: GatewayContext): void {
     configPath: () => ctx.runtime.extensions.mcp?.configFile() ?? mcpConfigPath(ctx.runtime),
     pool: () => ctx.runtime.extensions.mcp,
     invalidate: () => ctx.runtime.invalidateAgents(),
+    allowedEnvVars: () => {
+      try {
+        return ctx.runtime.config()?.mcp_api?.allowed_env_vars ?? [];
+      } catch {
+        return [];
+      }
+    },
     maxBodyBytes: ctx.options.maxBodyBytes,
     log: ctx.options.log,
   });
@@ -54,8 +64,9 @@ export function registerMcpRoutes(app: Hono, ctx: GatewayContext): void {
 
 /**
  * DeerFlow's MCP router: `GET/PUT/PATCH /mcp/config` (masked secrets, atomic
- * writes of extensions_config.json, stdio launch validation on everything
- * submitted), `POST /mcp/cache/reset`, plus `GET /mcp/status` (per-server
+ * writes of extensions_config.json, stdio launch validation and the API
+ * guard — no `$VAR` outside `mcp_api.allowed_env_vars`, no `sandbox: false`,
+ * no stored secret moved to a new destination — on everything submitted), `POST /mcp/cache/reset`, plus `GET /mcp/status` (per-server
  * connected/tools/last error from the pool). Writes are serialised in-process
  * and reset the pool, so the next run loads the new servers.
  */
@@ -68,7 +79,10 @@ export function registerMcpRoutesWith(app: Hono, options: McpRouteOptions): void
     return next;
   };
   // Entries reach this point normalised by the server-config schema, so the launch fields have their types.
-  const validate = (name: string, entry: Record<string, unknown>) => validateStdioLaunch(name, entry as StdioLaunchSpec);
+  const validate: McpEntryValidator = (name, entry, context) => {
+    validateStdioLaunch(name, entry as StdioLaunchSpec);
+    guardApiSubmittedEntry(name, entry, context, options.allowedEnvVars?.() ?? []);
+  };
   const afterWrite = (raw: Record<string, unknown>) => {
     options.pool?.()?.reset();
     options.invalidate?.();
