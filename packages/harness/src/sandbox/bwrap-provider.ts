@@ -6,6 +6,9 @@ import { bindStrategy, probeBwrapDataDir } from "./bwrap/data-dir-probe";
 import type { BwrapDataDirProbe } from "./bwrap/data-dir-probe";
 import type { StageTools } from "./bwrap/staging";
 import { LeaseRegistryProvider } from "./lease-registry";
+import { resolveSandboxLimits } from "./limits/effective";
+import type { EffectiveLimits } from "./limits/effective";
+import type { CgroupSupport } from "./limits/cgroups";
 import { threadDirs } from "./thread-paths";
 
 /** Options of {@link BwrapSandboxProvider}. */
@@ -16,6 +19,8 @@ export interface BwrapProviderOptions {
   skillsContainerPath?: string;
   /** Override the bwrap binary (tests). */
   bwrapPath?: string;
+  /** Override cgroup detection, e.g. `{ version: null, parents: {}, notes: [] }` for the rlimit fallback (tests). */
+  cgroups?: CgroupSupport;
 }
 
 /** The uid/gid commands run as: the configured unprivileged uid when the service is root, else unchanged. */
@@ -41,6 +46,8 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
   /** Set when bind sources are staged in a private mount namespace (a directory above them is closed to the sandbox uid). */
   readonly stage?: StageTools;
   private readonly runAs?: { uid: number; gid: number };
+  /** How `sandbox.limits` is enforced on this machine (cgroups or rlimits; see {@link resolveSandboxLimits}). */
+  readonly limits: EffectiveLimits;
 
   constructor(
     config: SandboxConfig | undefined,
@@ -62,10 +69,10 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
       });
     }
     this.stage = strategy.stage;
+    this.limits = resolveSandboxLimits(this.config, { runAs: this.runAs, bwrapPath: this.probe.bwrapPath, cgroups: options.cgroups });
   }
 
   protected create(id: string, threadId: string, userId: string): BwrapSandbox {
-    const l = this.config.limits;
     return new BwrapSandbox({
       id,
       baseDir: this.options.baseDir,
@@ -79,13 +86,10 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
       runAs: this.runAs,
       stage: this.stage,
       network: this.config.network,
-      limits: {
-        cpuSeconds: l.cpu_seconds,
-        fileSizeBytes: l.file_size_bytes,
-        openFiles: l.open_files,
-        processes: l.processes,
-        addressSpaceBytes: l.address_space_bytes,
-      },
+      limits: this.limits.rlimits,
+      cgroup: this.limits.cgroup,
+      tmpSizeBytes: this.limits.tmpSizeBytes,
+      diskQuotaBytes: this.limits.diskQuotaBytes,
       defaultTimeoutMs: this.config.bash_command_timeout * 1000,
       maxOutputBytes: this.config.max_output_bytes,
       environment: this.config.environment,

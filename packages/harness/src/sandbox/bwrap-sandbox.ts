@@ -2,8 +2,12 @@ import { chmod, stat } from "node:fs/promises";
 import path from "node:path";
 import { MappedSandbox } from "./mapped-sandbox";
 import type { MappedSandboxInit } from "./mapped-sandbox";
-import { buildBwrapCommand } from "./bwrap/argv";
-import type { BwrapBind, BwrapLimits } from "./bwrap/argv";
+import { linkSignals } from "../abort";
+import { buildBwrapCommand, buildBwrapInvocation } from "./bwrap/argv";
+import type { BwrapBind, BwrapCommandSpec, BwrapLimits } from "./bwrap/argv";
+import { SandboxCgroup } from "./limits/cgroups";
+import type { CgroupLimits, CgroupSupport } from "./limits/cgroups";
+import type { DiskUsage } from "./limits/disk-quota";
 import type { StageTools } from "./bwrap/staging";
 import { spawnCapped } from "./spawn-capped";
 import { ensureThreadDirs, VIRTUAL_OUTPUTS, VIRTUAL_SKILLS, VIRTUAL_UPLOADS, VIRTUAL_WORKSPACE } from "./thread-paths";
@@ -21,6 +25,10 @@ export interface BwrapSandboxInit extends MappedSandboxInit {
   stage?: StageTools;
   network: boolean;
   limits: BwrapLimits;
+  /** Per-sandbox cgroup to run every command in (see `limits/cgroups.ts`). */
+  cgroup?: { support: CgroupSupport; limits: CgroupLimits };
+  /** Size of the sandbox's `/tmp` in bytes (bwrap `--size`). */
+  tmpSizeBytes?: number;
   defaultTimeoutMs: number;
   maxOutputBytes: number;
   environment: Record<string, string>;
@@ -37,10 +45,19 @@ export class BwrapSandbox extends MappedSandbox {
   readonly isolated = true;
   private readonly opts: BwrapSandboxInit;
   private prepared?: Promise<void>;
+  /** This sandbox's cgroup(s), when the machine allows them. */
+  readonly cgroup?: SandboxCgroup;
 
   constructor(init: BwrapSandboxInit) {
     super({ ...init, owner: init.runAs });
     this.opts = init;
+    if (init.cgroup) this.cgroup = new SandboxCgroup(init.cgroup.support, init.id, init.cgroup.limits);
+  }
+
+  /** Kill running commands, then whatever is left in the cgroup, and remove it. */
+  override async dispose(): Promise<void> {
+    await super.dispose();
+    await this.cgroup?.destroy();
   }
 
   /**
@@ -76,9 +93,13 @@ export class BwrapSandbox extends MappedSandbox {
     return binds;
   }
 
-  /** The argv that would run `command` (exposed for tests and diagnostics). */
+  /** The argv that would run `command`, options inline (exposed for tests and diagnostics; commands pass them via `--args`). */
   commandArgv(command: string, extraEnv: Record<string, string> = {}): string[] {
-    return buildBwrapCommand({
+    return buildBwrapCommand(this.commandSpec(command, extraEnv));
+  }
+
+  private commandSpec(command: string, extraEnv: Record<string, string> = {}, cgroupProcs?: string[]): BwrapCommandSpec {
+    return {
       bwrapPath: this.opts.bwrapPath,
       prlimitPath: this.opts.prlimitPath,
       setprivPath: this.opts.setprivPath,
@@ -87,6 +108,8 @@ export class BwrapSandbox extends MappedSandbox {
       binds: this.binds(),
       network: this.opts.network,
       limits: this.opts.limits,
+      cgroupProcs,
+      tmpSizeBytes: this.opts.tmpSizeBytes,
       cwd: VIRTUAL_WORKSPACE,
       env: {
         ...this.opts.environment,
@@ -97,20 +120,48 @@ export class BwrapSandbox extends MappedSandbox {
         TMPDIR: "/tmp",
       },
       command,
-    });
+    };
   }
 
+  /**
+   * Run `command` in the sandbox's cgroup, bwrap's options passed through
+   * fd 3 (no host path in any argv inside), watched against the thread's
+   * disk quota (killed when it grows past it; see `limits/disk-quota.ts`).
+   */
   async executeCommand(command: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
     await this.init();
-    const argv = this.commandArgv(command, options.env);
-    const res = await this.withCommandSignal(options.signal, (signal) =>
-      spawnCapped(argv, {
-        env: { PATH: "/usr/bin:/bin" },
-        timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
-        signal,
-        maxOutputBytes: this.opts.maxOutputBytes,
-      }),
-    );
-    return { ...res, stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(res.stderr) };
+    const { argv, argsData } = buildBwrapInvocation(this.commandSpec(command, options.env, this.cgroup?.ensure()));
+    const quota = this.diskQuota;
+    const baseline = quota ? await quota.current() : undefined;
+    const quotaStop = new AbortController();
+    let killedFor: DiskUsage | undefined;
+    const watch =
+      quota && baseline
+        ? quota.watch(baseline, (u) => {
+            killedFor = u;
+            quotaStop.abort(new Error("disk quota exceeded"));
+          })
+        : undefined;
+    let res: ExecuteResult;
+    try {
+      res = await this.withCommandSignal(options.signal, (signal) => {
+        const linked = linkSignals([signal, quotaStop.signal]);
+        return spawnCapped(argv, {
+          env: { PATH: "/usr/bin:/bin" },
+          timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
+          signal: linked.signal,
+          maxOutputBytes: this.opts.maxOutputBytes,
+          fd3Data: argsData,
+        }).finally(() => linked.release());
+      });
+    } finally {
+      watch?.stop();
+    }
+    let stderr = res.stderr;
+    if (quota) {
+      const after = killedFor ?? (await quota.measure());
+      if (killedFor || quota.exceeded(after)) stderr = `${stderr}${stderr && !stderr.endsWith("\n") ? "\n" : ""}${quota.notice(after, killedFor !== undefined)}`;
+    }
+    return { ...res, stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(stderr) };
   }
 }

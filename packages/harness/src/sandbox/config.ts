@@ -14,18 +14,35 @@ export const mountSchema = z.object({
 /** A custom mount after validation. */
 export type SandboxMount = z.output<typeof mountSchema>;
 
-/** prlimit resource limits applied to bwrap commands (0 disables one). */
+const GiB = 1024 * 1024 * 1024;
+
+/**
+ * Per-sandbox resource limits of bwrap commands (0 disables one). Processes,
+ * memory and CPU use a cgroup per sandbox where the machine allows it, else
+ * per-process rlimits (see `limits/` and docs/sandbox.md).
+ */
 export const limitsSchema = z
   .object({
+    /** RLIMIT_CPU: CPU seconds per process. */
     cpu_seconds: z.number().int().min(0).default(600),
-    file_size_bytes: z.number().int().min(0).default(1024 * 1024 * 1024),
+    /** RLIMIT_FSIZE: largest file a command may write. */
+    file_size_bytes: z.number().int().min(0).default(GiB),
+    /** RLIMIT_NOFILE. */
     open_files: z.number().int().min(0).default(1024),
-    /** Max processes of the sandbox uid; only applied with an unprivileged uid (prlimit counts per uid). */
-    processes: z.number().int().min(0).default(512),
-    /** Address-space cap in bytes (0 = unlimited; many runtimes reserve large virtual ranges). */
+    /** Max processes (tasks) of one sandbox: cgroup `pids.max`; without a pids cgroup, RLIMIT_NPROC of the (shared) sandbox uid. */
+    processes: z.number().int().min(0).default(256),
+    /** Address-space cap in bytes (0 = unlimited; many runtimes reserve large virtual ranges). Without a memory cgroup, `memory_bytes` is applied this way. */
     address_space_bytes: z.number().int().min(0).default(0),
+    /** Memory (RAM + swap, incl. the `/tmp` tmpfs) of one sandbox: cgroup memory limit. */
+    memory_bytes: z.number().int().min(0).default(2 * GiB),
+    /** CPU share of one sandbox in cores (cgroup CPU quota; 0.5 = half a core). */
+    cpu_cores: z.number().min(0).default(1),
+    /** Size of the sandbox's `/tmp` (a RAM tmpfs). */
+    tmp_size_bytes: z.number().int().min(0).default(GiB),
+    /** Disk used by one thread's workspace, uploads and outputs together. */
+    disk_quota_bytes: z.number().int().min(0).default(5 * GiB),
   })
-  .default({ cpu_seconds: 600, file_size_bytes: 1024 * 1024 * 1024, open_files: 1024, processes: 512, address_space_bytes: 0 });
+  .prefault({});
 
 /**
  * The `sandbox:` section of config.yaml. DeerFlow keys for other providers

@@ -44,6 +44,14 @@ export function translateFsError(err: unknown, virtual: string): Error {
   }
 }
 
+/** A disk quota host-side writes are checked against (see `limits/disk-quota.ts`). */
+export interface WriteQuota {
+  /** Host directory the quota covers; writes into mounts below it are checked. */
+  readonly root: string;
+  /** @throws SandboxError `disk_quota_exceeded` when growing the files under `root` by `delta` bytes is refused. */
+  reserve(delta: number, what: string): Promise<void>;
+}
+
 /**
  * File operations on host directories behind a {@link PathMapper}. Every
  * path is resolved with symlinks followed and confined to its mount; files
@@ -55,6 +63,7 @@ export class HostFileOps {
   constructor(
     private readonly mapper: PathMapper,
     private readonly owner?: DirOwner,
+    private readonly quota?: WriteQuota,
   ) {}
 
   private async openConfined(r: ResolvedPath, flags: number, mode = 0o644): Promise<FileHandle> {
@@ -118,7 +127,12 @@ export class HostFileOps {
     }
     // Re-resolve after creating parents: confinement is checked on the final real path.
     const r2 = await this.mapper.resolve(p, { write: true });
-    const existed = await lstat(r2.host).then(() => true, () => false);
+    const before = await lstat(r2.host).catch(() => undefined);
+    const existed = before !== undefined;
+    if (this.quota && isInside(r2.mount.host, this.quota.root)) {
+      const oldSize = before?.isFile() ? before.size : 0;
+      await this.quota.reserve(append ? data.length : data.length - oldSize, r2.virtual);
+    }
     const fh = await this.openConfined(r2, FS.O_WRONLY | FS.O_CREAT | (append ? FS.O_APPEND : 0));
     try {
       if (!append) await fh.truncate(0);

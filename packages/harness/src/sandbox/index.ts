@@ -51,7 +51,18 @@ export { BwrapSandbox } from "./bwrap-sandbox";
 export type { BwrapSandboxInit } from "./bwrap-sandbox";
 export { BwrapSandboxProvider, sandboxRunAs } from "./bwrap-provider";
 export type { BwrapProviderOptions } from "./bwrap-provider";
-export { bwrapArgs, buildBwrapCommand } from "./bwrap/argv";
+export { BWRAP_ARGS_FD, bwrapArgParts, bwrapArgs, buildBwrapCommand, buildBwrapInvocation } from "./bwrap/argv";
+export {
+  assertThreadDiskQuota,
+  describeSandboxLimits,
+  detectCgroups,
+  measureDiskUsage,
+  resolveSandboxLimits,
+  SandboxCgroup,
+  ThreadDiskQuota,
+  threadDiskQuota,
+} from "./limits";
+export type { CgroupSupport, DiskUsage, EffectiveLimits, LimitEnforcement, SandboxLimitsReport } from "./limits";
 export type { BwrapBind, BwrapCommandSpec, BwrapLimits } from "./bwrap/argv";
 export { probeBwrap } from "./bwrap/probe";
 export type { BwrapProbe } from "./bwrap/probe";

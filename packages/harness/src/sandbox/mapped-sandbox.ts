@@ -1,5 +1,7 @@
 import { linkSignals } from "../abort";
 import { HostFileOps } from "./host-fs";
+import { threadDiskQuota } from "./limits/disk-quota";
+import type { ThreadDiskQuota } from "./limits/disk-quota";
 import { PathMapper } from "./path-mapper";
 import type { MountPoint } from "./path-mapper";
 import type { SandboxMount } from "./config";
@@ -28,6 +30,8 @@ export interface MappedSandboxInit {
   mounts?: SandboxMount[];
   /** Owner of files the host-side file tools create (bwrap uid drop). */
   owner?: DirOwner;
+  /** Disk quota of the thread's workspace + uploads + outputs in bytes (0/absent = none). */
+  diskQuotaBytes?: number;
 }
 
 /** The mount table of a thread: user-data (read-only listing root), the three rw dirs, skills (ro), custom mounts. */
@@ -56,6 +60,8 @@ export abstract class MappedSandbox implements Sandbox {
   protected readonly mapper: PathMapper;
   protected readonly files: HostFileOps;
   protected readonly owner?: DirOwner;
+  /** The thread's disk quota (shared with every writer of the same thread in this process). */
+  protected readonly diskQuota?: ThreadDiskQuota;
   /** Aborted on dispose: kills every running command of this sandbox. */
   protected readonly lifetime = new AbortController();
   private ready?: Promise<void>;
@@ -65,7 +71,8 @@ export abstract class MappedSandbox implements Sandbox {
     this.dirs = init.dirs;
     this.owner = init.owner;
     this.mapper = new PathMapper(threadMountPoints(init));
-    this.files = new HostFileOps(this.mapper, init.owner);
+    this.diskQuota = init.diskQuotaBytes ? threadDiskQuota(init.dirs.userData, init.diskQuotaBytes) : undefined;
+    this.files = new HostFileOps(this.mapper, init.owner, this.diskQuota);
   }
 
   /** Create the thread directories (once). */

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
 import { constants as OS } from "node:os";
 import { SandboxError } from "../errors";
 import { HeadTailBuffer } from "./output-buffer";
@@ -14,6 +16,11 @@ export interface SpawnCappedOptions {
   maxOutputBytes: number;
   /** After the main process exits, wait this long for pipes held by background children (default 250 ms). */
   drainGraceMs?: number;
+  /**
+   * Bytes offered to the child on fd 3 (a pipe closed after them), e.g.
+   * bwrap's options for `--args 3`; without it the child gets no fd 3.
+   */
+  fd3Data?: Buffer;
   /** Called with the pid right after spawn (tests, bookkeeping). */
   onSpawn?(pid: number): void;
 }
@@ -34,8 +41,14 @@ export function spawnCapped(argv: string[], options: SpawnCappedOptions): Promis
       cwd: options.cwd,
       env: options.env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+      stdio: options.fd3Data ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
+    }) as ChildProcessByStdio<null, Readable, Readable>;
+    if (options.fd3Data) {
+      const fd3 = child.stdio[3] as NodeJS.WritableStream | null;
+      // EPIPE when the child died before reading: its exit is reported below.
+      fd3?.on("error", () => {});
+      fd3?.end(options.fd3Data);
+    }
     const out = new HeadTailBuffer(options.maxOutputBytes);
     const err = new HeadTailBuffer(options.maxOutputBytes);
     child.stdout.on("data", (c: Buffer) => out.push(c));

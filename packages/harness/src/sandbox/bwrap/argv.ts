@@ -35,6 +35,14 @@ export interface BwrapCommandSpec {
   /** Working directory inside the sandbox. */
   cwd: string;
   limits?: BwrapLimits;
+  /**
+   * `cgroup.procs` files of the sandbox's cgroups: the chain's first process
+   * (still root, before anything forks) writes its own pid into each, then
+   * execs the rest, so every process of the command is born inside them.
+   */
+  cgroupProcs?: readonly string[];
+  /** Size of the sandbox's `/tmp` tmpfs in bytes (`--size`; 0/absent = tmpfs default). */
+  tmpSizeBytes?: number;
   command: string;
   /**
    * Stage the bind sources in a private mount namespace before dropping
@@ -56,7 +64,17 @@ const NETWORK_RO = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/et
  * namespaces disabled, cleared environment, all capabilities dropped, killed
  * with its parent.
  */
-export function bwrapArgs(spec: Pick<BwrapCommandSpec, "binds" | "network" | "env" | "cwd" | "command">): string[] {
+export function bwrapArgs(spec: Pick<BwrapCommandSpec, "binds" | "network" | "env" | "cwd" | "command" | "tmpSizeBytes">): string[] {
+  const { options, command } = bwrapArgParts(spec);
+  return [...options, ...command];
+}
+
+/**
+ * {@link bwrapArgs} split into bwrap's options (host bind sources among
+ * them) and the command tail (`-- /bin/sh -c COMMAND`), so the options can
+ * be handed over through `--args FD` instead of bwrap's argv.
+ */
+export function bwrapArgParts(spec: Pick<BwrapCommandSpec, "binds" | "network" | "env" | "cwd" | "command" | "tmpSizeBytes">): { options: string[]; command: string[] } {
   const a: string[] = [
     "--unshare-user",
     "--disable-userns",
@@ -72,20 +90,59 @@ export function bwrapArgs(spec: Pick<BwrapCommandSpec, "binds" | "network" | "en
   if (existsSync("/usr/lib64")) a.push("--symlink", "usr/lib64", "/lib64");
   if (existsSync("/usr/lib32")) a.push("--symlink", "usr/lib32", "/lib32");
   for (const p of spec.network ? [...SYSTEM_RO, ...NETWORK_RO] : SYSTEM_RO) a.push("--ro-bind-try", p, p);
-  a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  a.push("--proc", "/proc", "--dev", "/dev");
+  if (spec.tmpSizeBytes && spec.tmpSizeBytes > 0) a.push("--size", String(spec.tmpSizeBytes));
+  a.push("--tmpfs", "/tmp");
   for (const b of spec.binds) {
     const flag = b.readOnly ? (b.optional ? "--ro-bind-try" : "--ro-bind") : b.optional ? "--bind-try" : "--bind";
     a.push(flag, b.host, b.dest);
   }
   a.push("--chdir", spec.cwd, "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) a.push("--setenv", k, v);
-  a.push("--cap-drop", "ALL", "--", "/bin/sh", "-c", spec.command);
-  return a;
+  a.push("--cap-drop", "ALL");
+  return { options: a, command: ["--", "/bin/sh", "-c", spec.command] };
 }
 
-/** Full argv: `[prlimit …] [unshare … sh -c STAGE …] [setpriv …] bwrap …`. */
+/** Full argv: `[sh -c JOIN-CGROUPS …] [prlimit …] [unshare … sh -c STAGE …] [setpriv …] bwrap …`. */
 export function buildBwrapCommand(spec: BwrapCommandSpec): string[] {
+  const { prefix, parts } = chainParts(spec);
+  return [...prefix, spec.bwrapPath, ...parts.options, ...parts.command];
+}
+
+/** The fd bwrap reads its options from in {@link buildBwrapInvocation}. */
+export const BWRAP_ARGS_FD = 3;
+
+/**
+ * Like {@link buildBwrapCommand}, but bwrap's options travel NUL-separated
+ * through fd {@link BWRAP_ARGS_FD} (`--args`): bwrap's argv — readable inside
+ * the sandbox as `/proc/1/cmdline`, since the sandbox's pid 1 is bwrap's own
+ * init — then holds no host path. The caller writes `argsData` to that fd.
+ */
+export function buildBwrapInvocation(spec: BwrapCommandSpec): { argv: string[]; argsData: Buffer } {
+  const { prefix, parts } = chainParts(spec);
+  const argsData = Buffer.from(parts.options.map((o) => `${o}\0`).join(""), "utf8");
+  return { argv: [...prefix, spec.bwrapPath, "--args", String(BWRAP_ARGS_FD), ...parts.command], argsData };
+}
+
+/**
+ * Joins the cgroups as root, then execs the rest. The files are positional
+ * arguments, never spliced into the script; a failed write stops the command
+ * (exit 125) rather than running it unconfined.
+ */
+const JOIN_CGROUPS_SCRIPT = [
+  "n=$1; shift",
+  'while [ "$n" -gt 0 ]; do',
+  '  echo $$ > "$1" || { echo "deerflow: cannot join sandbox cgroup $1" >&2; exit 125; }',
+  "  shift; n=$((n - 1))",
+  "done",
+  'exec "$@"',
+].join("\n");
+
+function chainParts(spec: BwrapCommandSpec): { prefix: string[]; parts: { options: string[]; command: string[] } } {
   const argv: string[] = [];
+  if (spec.cgroupProcs?.length) {
+    argv.push("/bin/sh", "-c", JOIN_CGROUPS_SCRIPT, "deerflow-cgroup", String(spec.cgroupProcs.length), ...spec.cgroupProcs);
+  }
   let binds = spec.binds;
   if (spec.prlimitPath && spec.limits) {
     const l = spec.limits;
@@ -110,6 +167,5 @@ export function buildBwrapCommand(spec: BwrapCommandSpec): string[] {
     if (!spec.setprivPath) throw new Error("setpriv is required to drop privileges");
     argv.push(spec.setprivPath, `--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, "--clear-groups", "--");
   }
-  argv.push(spec.bwrapPath, ...bwrapArgs({ ...spec, binds }));
-  return argv;
+  return { prefix: argv, parts: bwrapArgParts({ ...spec, binds }) };
 }
