@@ -5,13 +5,19 @@
  * ignoring case and surrounding space) are skipped; removals need a user-scope
  * reason and a surviving replacement when they name one; staleness decisions
  * apply only to real candidates and never to protected categories
- * (corrections); the capacity policy runs last.
+ * (corrections); the capacity policy runs last. With the feed's evidence,
+ * each new fact gets its provenance (see `provenance.ts`), and facts,
+ * summaries and consolidations resting on tool output or uploads that read as
+ * instructions to the agent (see `directives.ts`) are dropped.
  */
 import { randomBytes } from "node:crypto";
 import type { MemoryBackendConfig } from "./config";
 import { selectForCapacity } from "./eviction";
 import type { FactUsage } from "./eviction";
+import { instructionProblem } from "./directives";
 import type { MemorySignal } from "./message-filter";
+import { factProvenance, leastTrusted, ProvenanceJudge } from "./provenance";
+import type { FactProvenance, FeedEvidence } from "./provenance";
 import type { MemoryUpdate, NewFactUpdate, SectionUpdate } from "./update-parse";
 import { HISTORY_SECTIONS, USER_SECTIONS } from "./types";
 import type { MemoryDocument, MemoryFact } from "./types";
@@ -34,6 +40,8 @@ export interface GateRejections {
   summaries: number;
   removals: number;
   lowConfidence: number;
+  /** Facts / summaries resting on tool output or uploads that were instructions to the agent. */
+  untrustedInstructions: number;
 }
 
 /** Options of {@link applyMemoryUpdate}. */
@@ -43,6 +51,8 @@ export interface ApplyOptions {
   signals: ReadonlySet<MemorySignal>;
   now?: Date;
   usage?: Map<string, FactUsage>;
+  /** The feed's user words and tool / upload contents; absent = every fact is the user's (as before). */
+  evidence?: FeedEvidence;
 }
 
 /** What {@link applyMemoryUpdate} produced. */
@@ -107,6 +117,12 @@ export function stripUploadMentions(doc: MemoryDocument): MemoryDocument {
   return doc;
 }
 
+/** `f` with `provenance` set (`user` = the field removed, as in DeerFlow's files). */
+function withProvenance(f: MemoryFact, p: FactProvenance): MemoryFact {
+  const { provenance: _old, ...rest } = f;
+  return p === "user" ? rest : { ...rest, provenance: p };
+}
+
 /** Apply `update` to a copy of `current`. */
 export function applyMemoryUpdate(current: MemoryDocument, update: MemoryUpdate, options: ApplyOptions): ApplyResult {
   const { cfg } = options;
@@ -119,7 +135,8 @@ export function applyMemoryUpdate(current: MemoryDocument, update: MemoryUpdate,
     history: Object.fromEntries(Object.entries(current.history).map(([k, v]) => [k, { ...v }])) as MemoryDocument["history"],
     facts: current.facts.slice(),
   };
-  const rejected: GateRejections = { facts: 0, summaries: 0, removals: 0, lowConfidence: 0 };
+  const rejected: GateRejections = { facts: 0, summaries: 0, removals: 0, lowConfidence: 0, untrustedInstructions: 0 };
+  const judge = new ProvenanceJudge(options.evidence);
 
   // Reinforcement needs both the deterministic signal and the model naming the fact.
   if (options.signals.has("reinforcement")) {
@@ -134,6 +151,11 @@ export function applyMemoryUpdate(current: MemoryDocument, update: MemoryUpdate,
       if (!s || !s.shouldUpdate || !s.summary.trim()) continue;
       if (!summaryGateOk(s)) {
         rejected.summaries++;
+        continue;
+      }
+      // A summary is injected into every prompt: from a turn with tool output or uploads it may not instruct.
+      if (judge.untrusted && instructionProblem(s.summary)) {
+        rejected.untrustedInstructions++;
         continue;
       }
       (group as Record<string, { summary: string; updatedAt: string }>)[name] = { summary: s.summary.trim(), updatedAt: now };
@@ -174,9 +196,18 @@ export function applyMemoryUpdate(current: MemoryDocument, update: MemoryUpdate,
     }
     const key = factContentKey(nf.content);
     if (!key) return;
+    const provenance = judge.decide(nf.content, nf.source);
+    if (provenance !== "user" && instructionProblem(nf.content)) {
+      rejected.untrustedInstructions++;
+      return;
+    }
     replacementKeys.set(index, key);
-    if (existing.has(key)) return;
-    const fact: MemoryFact = { id: newFactId(), content: nf.content.trim(), category: nf.category, confidence: Math.min(1, Math.max(0, nf.confidence)), createdAt: now, source: options.threadId || "unknown" };
+    if (existing.has(key)) {
+      // The user now states what was only known from a page or file: it becomes theirs.
+      if (provenance === "user") doc.facts = doc.facts.map((f) => (factContentKey(f.content) === key && f.provenance ? withProvenance(f, "user") : f));
+      return;
+    }
+    const fact: MemoryFact = withProvenance({ id: newFactId(), content: nf.content.trim(), category: nf.category, confidence: Math.min(1, Math.max(0, nf.confidence)), createdAt: now, source: options.threadId || "unknown" }, provenance);
     if (nf.sourceError) fact.sourceError = nf.sourceError;
     if (nf.expected_valid_days !== undefined) fact.expected_valid_days = Math.min(nf.expected_valid_days, creationCap);
     doc.facts.push(fact);
@@ -228,11 +259,14 @@ function consolidate(doc: MemoryDocument, update: MemoryUpdate, cfg: MemoryBacke
     if (d.sourceIds.some((id) => consumed.has(id) || !index.has(id) || !allowed.has(id))) continue;
     if (!factGateOk(d.consolidated)) continue;
     const sources = d.sourceIds.map((id) => index.get(id)!);
+    // A merge is as trusted as its least trusted source, and may not turn page content into an instruction.
+    const provenance = sources.map(factProvenance).reduce(leastTrusted, "user" as FactProvenance);
+    if (provenance !== "user" && instructionProblem(d.consolidated.content)) continue;
     // A merge may not be more confident than its most confident source.
     const confidence = Math.min(Math.max(0, Math.min(1, d.consolidated.confidence)), Math.max(...sources.map((s) => s.confidence)));
     if (confidence < cfg.fact_confidence_threshold) continue;
     const newest = sources.map((s) => s.createdAt).sort().at(-1) ?? now;
-    const fact: MemoryFact = { id: newFactId(), content: d.consolidated.content, category: d.consolidated.category, confidence, createdAt: newest, source: "consolidation", consolidatedAt: now, consolidatedFrom: [...d.sourceIds] };
+    const fact: MemoryFact = withProvenance({ id: newFactId(), content: d.consolidated.content, category: d.consolidated.category, confidence, createdAt: newest, source: "consolidation", consolidatedAt: now, consolidatedFrom: [...d.sourceIds] }, provenance);
     const errors = [...new Set(sources.map((s) => s.sourceError).filter((e): e is string => !!e))];
     if (errors.length) fact.sourceError = errors.join("\n");
     const newestMs = Date.parse(newest);

@@ -8,6 +8,8 @@
 import { contentText } from "../messages";
 import type { AIMessage, HumanMessage, Message } from "../messages";
 import { ORIGINAL_USER_CONTENT_KEY } from "../middlewares/input-sanitization";
+import { VIRTUAL_UPLOADS } from "../sandbox/thread-paths";
+import type { FeedEvidence, TurnEvidence } from "./provenance";
 
 /** A conversation turn as the updater sees it. */
 export interface MemoryTurn {
@@ -15,7 +17,16 @@ export interface MemoryTurn {
   /** Message id (watermark identity), when the message has one. */
   id?: string;
   text: string;
+  /**
+   * AI turns: the tool results the answer was written after (since the previous
+   * kept turn). Not shown to the updater; the pipeline uses them to decide
+   * which proposed facts rest on tool output or uploads (see `provenance.ts`).
+   */
+  evidence?: TurnEvidence[];
 }
+
+/** At most this much of one tool result is kept as evidence (enough to tell what a fact was taken from). */
+export const MAX_EVIDENCE_CHARS = 8000;
 
 /** Signal classes (they double as fact categories, except `reinforcement`). */
 export const SIGNAL_NAMES = ["correction", "reinforcement", "preference", "identity", "goal", "decision"] as const;
@@ -62,10 +73,14 @@ export function stripUploadBlocks(text: string): string {
  * Keep human turns and AI messages without tool calls. Hidden human messages
  * (memory, reminders, images) are dropped unless they answer a clarification.
  * A human turn that was nothing but an upload block is dropped together with
- * the AI reply that follows it.
+ * the AI reply that follows it. Tool results are not turns; each is kept as
+ * evidence on the next AI answer (`upload` when its call named a path under
+ * the uploads directory, else `tool`).
  */
 export function filterMessagesForMemory(messages: readonly Message[]): MemoryTurn[] {
   const out: MemoryTurn[] = [];
+  const calls = new Map<string, { name: string; upload: boolean }>();
+  let pending: TurnEvidence[] = [];
   let skipNextAi = false;
   for (const m of messages) {
     if (m.type === "human") {
@@ -77,18 +92,30 @@ export function filterMessagesForMemory(messages: readonly Message[]): MemoryTur
       }
       out.push({ role: "human", id: m.id, text });
       skipNextAi = false;
+    } else if (m.type === "tool") {
+      const call = calls.get(m.tool_call_id);
+      const text = contentText(m.content);
+      if (text.trim()) pending.push({ kind: call?.upload ? "upload" : "tool", tool: call?.name ?? m.name ?? "tool", text: text.slice(0, MAX_EVIDENCE_CHARS) });
     } else if (m.type === "ai") {
       const ai = m as AIMessage;
-      if (ai.tool_calls?.length) continue;
+      if (ai.tool_calls?.length) {
+        for (const c of ai.tool_calls) if (c.id) calls.set(c.id, { name: c.name, upload: JSON.stringify(c.args ?? {}).includes(VIRTUAL_UPLOADS) });
+        continue;
+      }
       if (skipNextAi) {
         skipNextAi = false;
+        pending = [];
         continue;
       }
       const text = contentText(ai.content).trim();
       if (!text) continue;
-      out.push({ role: "ai", id: ai.id, text });
+      out.push(pending.length ? { role: "ai", id: ai.id, text, evidence: pending } : { role: "ai", id: ai.id, text });
+      pending = [];
     }
   }
+  // A run that ended on tool results (no answer after them) still carried them.
+  const last = out[out.length - 1];
+  if (pending.length && last) out[out.length - 1] = { ...last, evidence: [...(last.evidence ?? []), ...pending] };
   return out;
 }
 
@@ -134,7 +161,21 @@ export function formatConversation(turns: readonly MemoryTurn[]): string {
   return turns
     .map((t) => {
       const text = t.text.length > 1000 ? `${t.text.slice(0, 500)}\n...[truncated]...\n${t.text.slice(-500)}` : t.text;
-      return `${t.role === "human" ? "User" : "Assistant"}: ${text}`;
+      // The updater labels each fact's source; it must know which answers relayed tool output or uploads.
+      const used = t.evidence?.length ? ` (written after reading ${[...new Set(t.evidence.map((e) => (e.kind === "upload" ? "uploaded files" : `tool results of ${e.tool}`)))].join(", ")})` : "";
+      return `${t.role === "human" ? "User" : `Assistant${used}`}: ${text}`;
     })
     .join("\n\n");
+}
+
+/** The user's words and the untrusted contents of a feed, for provenance decisions. */
+export function feedEvidence(turns: readonly MemoryTurn[]): FeedEvidence {
+  const ev: FeedEvidence = { userText: "", tool: [], upload: [] };
+  const user: string[] = [];
+  for (const t of turns) {
+    if (t.role === "human") user.push(t.text);
+    for (const e of t.evidence ?? []) ev[e.kind].push(e.text);
+  }
+  ev.userText = user.join("\n");
+  return ev;
 }

@@ -87,6 +87,8 @@ export function normalizeFact(f: unknown): MemoryFact | null {
   if (typeof r.id !== "string" || !r.id || typeof r.content !== "string" || !r.content.trim()) return null;
   const c = typeof r.confidence === "number" && Number.isFinite(r.confidence) ? Math.min(1, Math.max(0, r.confidence)) : 0.5;
   const out: MemoryFact = { ...r, id: r.id, content: r.content, category: typeof r.category === "string" && r.category.trim() ? r.category : "context", confidence: c, createdAt: typeof r.createdAt === "string" ? r.createdAt : "", source: typeof r.source === "string" ? r.source : "unknown" } as MemoryFact;
+  // Only the two unverified origins are stored; anything else (absent, "user", junk) is the user's.
+  if (r.provenance !== "tool" && r.provenance !== "upload") delete out.provenance;
   return out;
 }
 

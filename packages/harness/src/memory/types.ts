@@ -35,6 +35,13 @@ export interface MemoryFact {
   createdAt: string;
   /** The thread it was learnt in, `manual`, `import`, `consolidation` or `unknown`. */
   source: string;
+  /**
+   * What the fact rests on when it is not the user's own words: `tool` (a tool
+   * result such as a fetched page) or `upload` (an uploaded file's contents).
+   * Absent = the user (DeerFlow's files have no such field and load unchanged).
+   * Such facts are ranked below the user's and injected as unverified.
+   */
+  provenance?: "tool" | "upload";
   /** For corrections: the mistake to avoid. */
   sourceError?: string;
   /** Review window in days (staleness review). */
@@ -89,7 +96,7 @@ export interface MemoryInjectionReport {
   /** Ids of the facts injected, in block order. */
   factIds: string[];
   /** The injected facts' contents (for "remembered: …" in the UI). */
-  facts: Array<{ id: string; content: string; category: string; relevant: boolean }>;
+  facts: Array<{ id: string; content: string; category: string; relevant: boolean; provenance?: "tool" | "upload" }>;
   /** Thread ids whose summaries were injected. */
   threadSummaryIds: string[];
   /** Triple ids injected. */

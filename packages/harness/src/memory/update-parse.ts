@@ -6,6 +6,8 @@
  * retried on the next turn.
  */
 import { DeerFlowError } from "../errors";
+import { provenanceLabel } from "./provenance";
+import type { FactProvenance } from "./provenance";
 
 /** The updater answered something that is not a usable memory update. */
 export class MemoryUpdateParseError extends DeerFlowError {
@@ -32,6 +34,8 @@ export interface NewFactUpdate {
   scope: string | null;
   durability: string | null;
   authority: string | null;
+  /** The model's `source` label (`user` / `tool` / `upload`); it can only lower what the pipeline decides. */
+  source: FactProvenance | null;
 }
 
 /** A proposed triple. */
@@ -90,6 +94,7 @@ function normalizeFact(raw: unknown, defaultConfidence = 0.5): NewFactUpdate | n
     scope: label(raw.scope),
     durability: label(raw.durability),
     authority: label(raw.authority),
+    source: provenanceLabel(raw.source),
   };
   const evd = validDays(raw.expected_valid_days);
   if (evd !== undefined) fact.expected_valid_days = evd;

@@ -11,7 +11,9 @@ import type { ChatModel } from "../models";
 import { applyMemoryUpdate, effectiveValidDays, selectConsolidationGroups, selectStaleCandidates } from "./apply";
 import { modelRefName } from "./config";
 import type { ResolvedMemoryConfig } from "./config";
-import { detectSignals, formatConversation } from "./message-filter";
+import { instructionProblem } from "./directives";
+import { detectSignals, feedEvidence, formatConversation } from "./message-filter";
+import { hasUntrusted } from "./provenance";
 import type { MemoryTurn } from "./message-filter";
 import type { MemoryQueueItem } from "./queue";
 import type { MemoryIndex } from "./index-db";
@@ -119,10 +121,12 @@ export class MemoryUpdater {
       const temperature = typeof cfg.model === "object" && cfg.model?.temperature != null ? cfg.model.temperature : undefined;
       const answer = await collectModelStream(model.stream({ messages: [systemMessage(prompt.system), humanMessage(prompt.user)], tools: [], settings: temperature !== undefined ? { temperature } : {} }));
       const update = parseMemoryUpdate(contentText(answer.content));
+      const evidence = feedEvidence(feed);
+      const untrusted = hasUntrusted(evidence);
       let saved: MemoryDocument | null = null;
       for (let attempt = 0; attempt < 3 && !saved; attempt++) {
         const usage = cfg.fact_eviction_policy === "hybrid-v1" ? this.index.usage(scopeKey(scope)) : undefined;
-        const result = applyMemoryUpdate(current, update, { cfg, threadId: item.threadId, signals, usage });
+        const result = applyMemoryUpdate(current, update, { cfg, threadId: item.threadId, signals, usage, evidence });
         try {
           saved = this.storage.save(scope, result.doc, current.revision);
         } catch (err) {
@@ -131,9 +135,11 @@ export class MemoryUpdater {
         }
       }
       const sk = scopeKey(scope);
-      if (cfg.thread_summaries_enabled && update.threadSummary) this.index.putThreadSummary(sk, item.threadId, update.threadSummary);
+      // Recalled summaries and relations are injected too: from a turn with tool output or uploads they may not instruct.
+      const instructs = (text: string) => untrusted && instructionProblem(text) !== null;
+      if (cfg.thread_summaries_enabled && update.threadSummary && !instructs(update.threadSummary)) this.index.putThreadSummary(sk, item.threadId, update.threadSummary);
       if (cfg.knowledge_graph_enabled) {
-        for (const r of update.relations) this.index.addTriple(sk, { ...r, source: item.threadId }, r.correction || signals.has("correction"));
+        for (const r of update.relations.filter((t) => !instructs(`${t.subject} ${t.relation} ${t.object}`))) this.index.addTriple(sk, { ...r, source: item.threadId }, r.correction || signals.has("correction"));
       }
       await this.hooks.afterSave(scope, saved!);
       this.setWatermark(key, item.turns[item.turns.length - 1]);

@@ -16,7 +16,8 @@ describe("memory message filtering", () => {
     ]);
     expect(turns).toEqual([
       { role: "human", id: "h1", text: "Find flights to Lisbon" },
-      { role: "ai", id: "a1", text: "Here are three flights." },
+      // The tool result is not a turn; it stays with the answer written after it, for provenance.
+      { role: "ai", id: "a1", text: "Here are three flights.", evidence: [{ kind: "tool", tool: "web_search", text: "results" }] },
     ]);
   });
 
