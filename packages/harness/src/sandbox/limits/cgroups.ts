@@ -190,13 +190,15 @@ let cached: CgroupSupport | undefined;
  * directory, else the writable v1 hierarchies (pids, memory, cpu), else
  * none (rootless without delegation, read-only cgroupfs). Every candidate
  * is tried for real (a child is created, a limit written, and removed).
- * Cached for the process; `refresh` re-detects (tests).
+ * Cached for the process; `refresh` re-detects, and `mountinfo` /
+ * `selfCgroup` replace `/proc/self/{mountinfo,cgroup}` (tests; not cached).
  */
-export function detectCgroups(options: { refresh?: boolean } = {}): CgroupSupport {
-  if (cached && !options.refresh) return cached;
+export function detectCgroups(options: { refresh?: boolean; mountinfo?: string; selfCgroup?: string } = {}): CgroupSupport {
+  const injected = options.mountinfo !== undefined || options.selfCgroup !== undefined;
+  if (cached && !options.refresh && !injected) return cached;
   const notes: string[] = [];
-  const mountinfo = readText("/proc/self/mountinfo");
-  const self = readText("/proc/self/cgroup");
+  const mountinfo = options.mountinfo ?? readText("/proc/self/mountinfo");
+  const self = options.selfCgroup ?? readText("/proc/self/cgroup");
   let result: CgroupSupport | undefined;
   if (mountinfo === undefined || self === undefined) {
     notes.push("no /proc/self/mountinfo or /proc/self/cgroup (not Linux?)");
@@ -206,9 +208,10 @@ export function detectCgroups(options: { refresh?: boolean } = {}): CgroupSuppor
     if (mounts.v2) result = tryV2(mounts.v2, own.v2, notes);
     result ??= tryV1(mounts.v1, own.v1, notes);
   }
-  cached = result ?? { version: null, parents: {}, notes };
-  for (const dir of new Set(Object.values(cached.parents))) removeStale(dir);
-  return cached;
+  const support = result ?? { version: null, parents: {}, notes };
+  for (const dir of new Set(Object.values(support.parents))) removeStale(dir);
+  if (!injected) cached = support;
+  return support;
 }
 
 function pidAlive(pid: number): boolean {
