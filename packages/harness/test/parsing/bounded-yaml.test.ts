@@ -51,3 +51,23 @@ describe("JSON depth", () => {
     expect(jsonDepth("[".repeat(1_000_000), DEFAULT_MAX_JSON_DEPTH)).toBe(DEFAULT_MAX_JSON_DEPTH + 1);
   });
 });
+
+describe("API-written YAML read back under the limits", () => {
+  it("refuses a custom agent config.yaml with more nodes than the limit, quickly and naming the file", async () => {
+    const fs = await import("node:fs");
+    const os = await import("node:os");
+    const path = await import("node:path");
+    const { loadCustomAgent, userAgentDir } = await import("../../src/agents");
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), "agent-yaml-"));
+    try {
+      const dir = userAgentDir(base, "u", "wide");
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, "config.yaml"), `name: wide\nskills:\n${Array.from({ length: 20_000 }, (_, i) => `  - s${i}`).join("\n")}\n`);
+      const t0 = performance.now();
+      expect(() => loadCustomAgent(base, "u", "wide")).toThrow(/config\.yaml: invalid YAML \(.*config\.yaml: YAML document has more than 5000 keys\/values/);
+      expect(performance.now() - t0).toBeLessThan(1000);
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
