@@ -69,7 +69,7 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
       });
     }
     this.stage = strategy.stage;
-    this.limits = resolveSandboxLimits(this.config, { runAs: this.runAs, bwrapPath: this.probe.bwrapPath, cgroups: options.cgroups });
+    this.limits = resolveSandboxLimits(this.config, { runAs: this.runAs, bwrapPath: this.probe.bwrapPath, prlimitAvailable: this.probe.prlimitPath !== undefined, cgroups: options.cgroups });
   }
 
   protected create(id: string, threadId: string, userId: string): BwrapSandbox {

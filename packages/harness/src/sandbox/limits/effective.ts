@@ -64,6 +64,8 @@ export interface ResolveLimitsOptions {
   bwrapPath?: string;
   /** Override cgroup detection (tests). */
   cgroups?: CgroupSupport;
+  /** Whether prlimit is available (default: looked up on PATH). */
+  prlimitAvailable?: boolean;
 }
 
 /**
@@ -77,19 +79,21 @@ export function resolveSandboxLimits(config: SandboxConfig, options: ResolveLimi
   const cg = options.cgroups ?? detectCgroups();
   const v = cg.version === 2 ? "cgroup-v2" : "cgroup-v1";
   const notes = [...cg.notes];
+  const hasPrlimit = options.prlimitAvailable ?? findBinary("prlimit") !== undefined;
+  if (!hasPrlimit) notes.push("prlimit is not installed: no per-process rlimits (cpu_seconds, file_size_bytes, open_files, and the fallbacks) are applied");
   const pidsCg = Boolean(cg.parents.pids);
   const memCg = Boolean(cg.parents.memory);
   const cpuCg = Boolean(cg.parents.cpu);
 
   const processes: LimitEnforcement = pidsCg
     ? { value: l.processes, mechanism: v, detail: `pids.max=${l.processes || "max"} per sandbox` }
-    : options.runAs && l.processes > 0
+    : options.runAs && l.processes > 0 && hasPrlimit
       ? { value: l.processes, mechanism: "rlimit", detail: `RLIMIT_NPROC=${l.processes} for uid ${options.runAs.uid}, shared by all sandboxes (a fork flood in one thread can starve the others)` }
       : { value: l.processes, mechanism: "none", detail: "not limited (no pids cgroup; RLIMIT_NPROC needs a dropped uid)" };
   const asBytes = l.address_space_bytes > 0 ? l.address_space_bytes : memCg ? 0 : l.memory_bytes;
   const memory: LimitEnforcement = memCg
     ? { value: l.memory_bytes, mechanism: v, detail: l.memory_bytes > 0 ? `${l.memory_bytes} bytes of RAM+swap per sandbox, /tmp included` : "not limited (memory_bytes: 0)" }
-    : asBytes > 0
+    : asBytes > 0 && hasPrlimit
       ? { value: l.memory_bytes, mechanism: "rlimit", detail: `RLIMIT_AS=${asBytes} per process (address space, not a per-sandbox total)` }
       : { value: 0, mechanism: "none", detail: "not limited" };
   const cpu: LimitEnforcement =
