@@ -37,7 +37,7 @@ export interface BwrapCommandSpec {
   limits?: BwrapLimits;
   /**
    * `cgroup.procs` files of the sandbox's cgroups: the chain's first process
-   * (still root, before anything forks) writes its own pid into each, then
+   * (still with the service's privileges, before anything forks) writes its own pid into each, then
    * execs the rest, so every process of the command is born inside them.
    */
   cgroupProcs?: readonly string[];
@@ -125,7 +125,7 @@ export function buildBwrapInvocation(spec: BwrapCommandSpec): { argv: string[]; 
 }
 
 /**
- * Joins the cgroups as root, then execs the rest. The files are positional
+ * Joins the cgroups before the uid drop, then execs the rest. The files are positional
  * arguments, never spliced into the script; a failed write stops the command
  * (exit 125) rather than running it unconfined.
  */
