@@ -86,7 +86,7 @@ interface ServerState {
   nextRetryAt: number | null;
   loading: Promise<void> | null;
   timer: NodeJS.Timeout | null;
-  /** sse/http: the connection every thread shares (no local cwd to pin). */
+  /** sse/http: the connection every thread shares (no local process, no thread data). */
   shared: McpConnection | null;
   oauth?: OAuthTokenManager;
 }
@@ -105,7 +105,9 @@ const secondsToMs = (s: number | null | undefined) => (s == null || s <= 0 ? und
  * The MCP client pool: loads every enabled server of extensions_config.json
  * in parallel (each bounded by its `session_init_timeout`), exposes their
  * tools as `{server}_{tool}`, pools stdio sessions per `(server, user:thread)`
- * with their cwd pinned to the thread workspace, and shares one session per
+ * (each started by `planStdioLaunch`: its own launch directory, a clean
+ * environment, its own bubblewrap sandbox seeing only that thread's
+ * user-data), and shares one session per
  * SSE/HTTP server. A server that fails to start, crashes or hangs only loses
  * its own tools: the failure is reported once, retried with exponential
  * backoff, and its tools come back when it recovers. A changed config file
