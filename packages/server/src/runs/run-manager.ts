@@ -21,7 +21,7 @@ import { RunEventBuffer } from "../sse/event-buffer";
 import { agentNameFromAssistant, CONTEXT_WHITELIST, requestedModes } from "./run-request";
 import type { ClientStreamMode, RunCreateRequest } from "./run-request";
 import { redactSecrets } from "./run-response";
-import { publicStreamData } from "../security";
+import { HostPathMasker, publicStreamData } from "../security";
 
 /** How a cancel stops a run. */
 export type CancelAction = "interrupt" | "rollback";
@@ -102,12 +102,15 @@ export class RunManager {
   private closed = false;
 
   private readonly stores: PersistenceStores;
+  /** Rewrites host paths under the data dir in run errors (they reach clients). */
+  private readonly hostPaths: HostPathMasker;
 
   constructor(
     private readonly runtime: DeerFlowRuntime,
     private readonly options: ResolvedGatewayOptions,
   ) {
     this.stores = runtime.stores;
+    this.hostPaths = new HostPathMasker([options.dataDir, options.baseDir]);
   }
 
   /** The configured models now (the runtime's config follows edits of config.yaml). */
@@ -389,7 +392,8 @@ export class RunManager {
       status = "interrupted";
     } else if (failure !== undefined) {
       status = "error";
-      error = failure instanceof Error ? failure.message : String(failure);
+      // (a run's error reaches the stream and the run record: host paths in it become virtual ones)
+      error = this.hostPaths.maskText(failure instanceof Error ? failure.message : String(failure));
       const name = failure instanceof Error ? failure.name : "Error";
       run.buffer.publish("error", { message: error, name });
       if (!(failure instanceof DeerFlowError)) this.options.log(`[gateway] run ${run.runId} failed: ${name}: ${error}`);
@@ -398,7 +402,7 @@ export class RunManager {
       else if (result.status === "interrupted" || result.status === "cancelled") status = "interrupted";
       else {
         status = "error";
-        error = result.error?.message ?? "Run failed";
+        error = this.hostPaths.maskText(result.error?.message ?? "Run failed");
         run.buffer.publish("error", { message: error, name: result.error?.name ?? "Error" });
       }
     } else {

@@ -94,6 +94,24 @@ describe("host paths never leave the server", () => {
     }
   });
 
+  it("a run's error names virtual paths in the stream and the run record", async () => {
+    const failing = await startTestGateway({ steps: [] });
+    try {
+      const hostFile = path.join(failing.dataDir, "users", "default", "threads", "hp-err", "user-data", "outputs", "a.md");
+      // the scripted model fails with a message naming a host file, as a tool or provider error could
+      failing.model.push({ error: { kind: "bad_request", message: `cannot read ${hostFile}` } });
+      await postJson(`${failing.url}/api/threads`, { thread_id: "hp-err" });
+      const stream = await (await postJson(`${failing.url}/api/threads/hp-err/runs/stream`, { assistant_id: "lead_agent", input: humanInput("hi") })).text();
+      const runs = await (await fetch(`${failing.url}/api/threads/hp-err/runs`)).text();
+      const mine = hostSpellings(failing.dataDir);
+      for (const text of [stream, runs]) for (const s of mine) expect(text).not.toContain(s);
+      expect(stream).toContain("event: error");
+      expect(runs).toContain('"status":"error"');
+    } finally {
+      await failing.close();
+    }
+  });
+
   it("the masker leaves lookalike paths alone", () => {
     const m = new HostPathMasker(["/srv/deer"]);
     expect(m.maskText("/srv/deer/users/u1/threads/t1/user-data/outputs/a.md")).toBe("/mnt/user-data/outputs/a.md");
