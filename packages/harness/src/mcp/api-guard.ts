@@ -1,3 +1,4 @@
+import path from "node:path";
 import { ValidationError } from "../errors";
 import { envReferenceName } from "../config";
 import { MASKED_VALUE } from "./secret-mask";
@@ -51,15 +52,36 @@ function destination(entry: Record<string, unknown> | undefined): string {
  *   the entry's destination (type, command, args, url) is unchanged, so an
  *   edit cannot move a stored secret to a new process or URL.
  *
+ * - with `dataDir`, a `command` or argument naming a path inside the data dir
+ *   is refused up front (uploads and thread files are written by the agent
+ *   and by any client of the API; the launch refuses them too).
+ *
  * Messages name the server, the key and the variable, never a value.
- * @throws ValidationError `mcp_env_ref_refused`, `mcp_sandbox_opt_out_refused` or `mcp_masked_value`
+ * @throws ValidationError `mcp_env_ref_refused`, `mcp_sandbox_opt_out_refused`, `mcp_path_refused` or `mcp_masked_value`
  */
 export function guardApiSubmittedEntry(
   name: string,
   entry: Record<string, unknown>,
   context: { incoming: Record<string, unknown>; stored: Record<string, unknown> | undefined },
   allowedEnvVars: readonly string[],
+  dataDir?: string,
 ): void {
+  if (dataDir) {
+    const root = path.resolve(dataDir);
+    const launch = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].filter((v): v is string => typeof v === "string");
+    for (const [i, value] of launch.entries()) {
+      const p = value.startsWith("/") ? value : /^-[^=]*=\//.test(value) ? value.slice(value.indexOf("=") + 1) : undefined;
+      if (!p) continue;
+      const rel = path.relative(root, path.resolve(p));
+      if (rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))) {
+        const key = i === 0 && typeof entry.command === "string" ? "command" : `args[${typeof entry.command === "string" ? i - 1 : i}]`;
+        throw new ValidationError(
+          `MCP server '${name}': ${key} names a path inside the data dir, where uploads and thread files are written; a server can only be launched from a path outside it.`,
+          { code: "mcp_path_refused", details: { server: name, key } },
+        );
+      }
+    }
+  }
   const allowed = new Set(allowedEnvVars);
   const stored = context.stored;
   const sameDestination = !!stored && destination(stored) === destination(entry);

@@ -26,6 +26,8 @@ export interface McpRouteOptions {
   invalidate?: () => void;
   /** `mcp_api.allowed_env_vars` of config.yaml: the variables a submitted `$VAR` may name (read per request). */
   allowedEnvVars?: () => readonly string[];
+  /** The runtime's data dir: submitted commands/args naming a path inside it are refused. */
+  dataDir?: string;
   /** Max JSON body size (default 1 MiB). */
   maxBodyBytes?: number;
   log?: (message: string) => void;
@@ -57,6 +59,7 @@ export function registerMcpRoutes(app: Hono, ctx: GatewayContext): void {
         return [];
       }
     },
+    dataDir: ctx.runtime.dataDir,
     maxBodyBytes: ctx.options.maxBodyBytes,
     log: ctx.options.log,
   });
@@ -81,7 +84,7 @@ export function registerMcpRoutesWith(app: Hono, options: McpRouteOptions): void
   // Entries reach this point normalised by the server-config schema, so the launch fields have their types.
   const validate: McpEntryValidator = (name, entry, context) => {
     validateStdioLaunch(name, entry as StdioLaunchSpec);
-    guardApiSubmittedEntry(name, entry, context, options.allowedEnvVars?.() ?? []);
+    guardApiSubmittedEntry(name, entry, context, options.allowedEnvVars?.() ?? [], options.dataDir);
   };
   const afterWrite = (raw: Record<string, unknown>) => {
     options.pool?.()?.reset();

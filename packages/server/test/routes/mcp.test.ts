@@ -115,7 +115,11 @@ describe("MCP routes of the gateway over real HTTP", () => {
     const optOut = await send("PUT", "/mcp/config", { mcp_servers: { host: { command: "npx", args: ["-y", "pkg"], sandbox: false } } });
     expect(optOut.status).toBe(400);
     expect(await detail(optOut)).toMatch(/"sandbox": false .* cannot be set through the API/);
-    // PATCH of a stored entry keeps working (its values are the operator's)
+    // a package uploaded into a thread (its host path learned from somewhere) cannot become a server
+    const uploaded = path.join(dir, "data", "users", "default", "threads", "t1", "user-data", "uploads", "pkg");
+    const fromUpload = await send("PUT", "/mcp/config", { mcp_servers: { up: { command: "npx", args: ["-y", uploaded] } } });
+    expect(fromUpload.status).toBe(400);
+    expect(await detail(fromUpload)).toMatch(/MCP server 'up': args\[1\] names a path inside the data dir/);
     expect(fs.readFileSync(file, "utf8")).toBe(before);
   });
 
