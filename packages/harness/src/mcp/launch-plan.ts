@@ -1,5 +1,4 @@
-import { chownSync, copyFileSync, chmodSync, existsSync, readFileSync, realpathSync, renameSync, statSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { chownSync, copyFileSync, chmodSync, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import type { McpServerConfig } from "../config";
 import { bindStrategy, ensureThreadDirs, findBinary, probeBwrap, VIRTUAL_OUTPUTS, VIRTUAL_UPLOADS, VIRTUAL_USER_DATA, VIRTUAL_WORKSPACE } from "../sandbox";
@@ -90,19 +89,14 @@ function binFiles(pkgDir: string): string[] {
  * original: when npx links a local package directory it chmods the
  * package's bin files, which fails on a read-only bind and stops the
  * launch. The copy is identical, owned by the uid the server runs as, and
- * lives in the server's own `shadow/` dir, so the host package is never written.
+ * lives in the session's own temp dir (fresh per session, removed with it),
+ * so neither the host package nor a later session ever sees a change.
  */
-function shadowCopy(dirs: McpServerDirs, file: string, owner: { uid: number; gid: number } | undefined): string {
-  const st = statSync(file);
-  const key = createHash("sha256").update(`${file}\0${st.size}\0${st.mtimeMs}`).digest("hex").slice(0, 24);
-  const target = path.join(dirs.shadow, key);
-  if (!existsSync(target)) {
-    const tmp = `${target}.${process.pid}.tmp`;
-    copyFileSync(file, tmp);
-    chmodSync(tmp, 0o755);
-    if (owner) chownSync(tmp, owner.uid, owner.gid);
-    renameSync(tmp, target);
-  }
+function shadowCopy(sessionDir: string, file: string, index: number, owner: { uid: number; gid: number } | undefined): string {
+  const target = path.join(sessionDir, `.deerflow-bin-${index}`);
+  copyFileSync(file, target);
+  chmodSync(target, 0o755);
+  if (owner) chownSync(target, owner.uid, owner.gid);
   return target;
 }
 
@@ -126,7 +120,7 @@ function checkNamedPath(server: string, p: string, settings: McpLaunchSettings, 
  * contains the data dir, every `node_modules` beside one of its ancestors
  * (Node's module resolution), and writable copies of a local package's bin files.
  */
-function namedBinds(server: string, named: string[], dirs: McpServerDirs, settings: McpLaunchSettings, owner: { uid: number; gid: number } | undefined): BwrapBind[] {
+function namedBinds(server: string, named: string[], sessionDir: string, settings: McpLaunchSettings, owner: { uid: number; gid: number } | undefined): BwrapBind[] {
   const data = realOrSelf(path.resolve(settings.dataDir));
   const ro = new Set<string>();
   const shadows: BwrapBind[] = [];
@@ -143,7 +137,7 @@ function namedBinds(server: string, named: string[], dirs: McpServerDirs, settin
         if (existsSync(nm) && !isWithin(data, nm)) ro.add(nm);
         if (dir === path.dirname(dir)) break;
       }
-      if (isDir && pkg === x) for (const bin of binFiles(x)) shadows.push({ host: shadowCopy(dirs, bin, owner), dest: bin, readOnly: false });
+      if (isDir && pkg === x) for (const bin of binFiles(x)) shadows.push({ host: shadowCopy(sessionDir, bin, shadows.length, owner), dest: bin, readOnly: false });
     }
   }
   // /usr is bound already; a path inside another bound path needs no bind of its own.
@@ -268,7 +262,7 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
       { host: userData.workspace, dest: VIRTUAL_WORKSPACE, readOnly: false },
       { host: userData.uploads, dest: VIRTUAL_UPLOADS, readOnly: false },
       { host: userData.outputs, dest: VIRTUAL_OUTPUTS, readOnly: false },
-      ...namedBinds(name, named, dirs, settings, owner),
+      ...namedBinds(name, named, tmp.dir, settings, owner),
     ];
     const strategy = bindStrategy(settings.dataDir, settings.runAs, binds.map((b) => b.host));
     if (strategy.blocker && !strategy.stage) {

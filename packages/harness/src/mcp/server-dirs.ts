@@ -9,8 +9,7 @@ export const MCP_SERVERS_DIR = "mcp-servers";
 /**
  * The host directories of one stdio MCP server: `root` is the process cwd
  * (read-only for the server when sandboxed), `home`/`cache` persist across
- * its sessions, `tmp` holds one private temp dir per session, `shadow`
- * writable copies of package bin files (see `launch-plan.ts`), `scratch` the
+ * its sessions, `tmp` holds one private temp dir per session, `scratch` the
  * empty user-data a discovery session sees.
  */
 export interface McpServerDirs {
@@ -18,7 +17,6 @@ export interface McpServerDirs {
   home: string;
   cache: string;
   tmp: string;
-  shadow: string;
   scratch: { userData: string; workspace: string; uploads: string; outputs: string };
 }
 
@@ -40,7 +38,6 @@ export function mcpServerDirs(dataDir: string, name: string): McpServerDirs {
     home: path.join(root, "home"),
     cache: path.join(root, "cache"),
     tmp: path.join(root, "tmp"),
-    shadow: path.join(root, "shadow"),
     scratch: { userData, workspace: path.join(userData, "workspace"), uploads: path.join(userData, "uploads"), outputs: path.join(userData, "outputs") },
   };
 }
@@ -74,13 +71,13 @@ function serverWritableDir(dir: string, owner: { uid: number; gid: number } | un
  * Create the launch directories of a server: `{dataDir}/mcp-servers` and
  * the server's root owned by the service user (the server cannot write its
  * own cwd, so no launcher finds a file there it did not put there),
- * `home`/`cache`/`tmp`/`shadow`/scratch user-data owned by `owner` (the uid
+ * `home`/`cache`/`tmp`/scratch user-data owned by `owner` (the uid
  * the sandboxed server runs as) or the service user.
  */
 export function ensureMcpServerDirs(dirs: McpServerDirs, server: string, owner?: { uid: number; gid: number }): void {
   serviceDir(path.dirname(dirs.root), server);
   serviceDir(dirs.root, server);
-  for (const d of [dirs.home, dirs.cache, dirs.tmp, dirs.shadow]) serverWritableDir(d, owner);
+  for (const d of [dirs.home, dirs.cache, dirs.tmp]) serverWritableDir(d, owner);
   serviceDir(path.dirname(dirs.scratch.userData), server);
   serviceDir(dirs.scratch.userData, server);
   for (const d of [dirs.scratch.workspace, dirs.scratch.uploads, dirs.scratch.outputs]) serverWritableDir(d, owner);
