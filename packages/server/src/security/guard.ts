@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { Context, MiddlewareHandler } from "hono";
 import { HostAllowlist, parseHostPort } from "./hosts";
 import { corsHeaders, normalizeOrigin, originRefusal } from "./origin";
@@ -105,26 +106,42 @@ export class RequestGuard {
       }
       const refusal = originRefusal({ method, origin: originHeader, secFetchSite: c.req.header("sec-fetch-site"), ownOrigin, allowedOrigins: origins });
       if (refusal) return refuse(c, refusal);
-      await next();
       const extra: Record<string, string> = {};
-      if (isApiPath(url.pathname)) for (const [k, v] of Object.entries(API_SECURITY_HEADERS)) if (!c.res.headers.has(k)) extra[k] = v;
+      if (isApiPath(url.pathname)) Object.assign(extra, API_SECURITY_HEADERS);
       if (allowedCors) Object.assign(extra, corsHeaders(origin));
+      // SSE streams write straight to the Node response (sse-response.ts): its headers are set there too
+      const outgoing = nodeOutgoing(c);
+      if (outgoing) for (const [k, v] of Object.entries(extra)) outgoing.setHeader(k, v);
+      await next();
       if (Object.keys(extra).length) addHeaders(c, extra);
     };
   }
 }
 
+/** The Node response behind a request served by `@hono/node-server`, while its headers can still be set. */
+function nodeOutgoing(c: Context): ServerResponse | undefined {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  return outgoing && typeof outgoing.setHeader === "function" && !outgoing.headersSent ? outgoing : undefined;
+}
+
+/** `@hono/node-server`'s marker of a response a route already wrote to the Node response itself (SSE). */
+const ALREADY_SENT = "x-hono-already-sent";
+
 function addHeaders(c: Context, headers: Record<string, string>): void {
-  let target = c.res.headers;
+  // a shared placeholder, never sent: its headers were set on the Node response before the route ran
+  if (c.res.headers.has(ALREADY_SENT)) return;
+  const apply = (target: Headers) => {
+    for (const [k, v] of Object.entries(headers)) {
+      if (k === "Vary") target.append(k, v);
+      // a route's own CSP / nosniff stays
+      else if (!(k in API_SECURITY_HEADERS) || !target.has(k)) target.set(k, v);
+    }
+  };
   try {
-    target.set("X-Content-Type-Options", c.res.headers.get("X-Content-Type-Options") ?? "nosniff");
+    apply(c.res.headers);
   } catch {
     // immutable headers (a Response built elsewhere): copy it once
     c.res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers: new Headers(c.res.headers) });
-    target = c.res.headers;
-  }
-  for (const [k, v] of Object.entries(headers)) {
-    if (k === "Vary") target.append(k, v);
-    else target.set(k, v);
+    apply(c.res.headers);
   }
 }

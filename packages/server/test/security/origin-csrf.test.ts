@@ -141,6 +141,18 @@ describe("origin rule, CORS and JSON-only bodies (real HTTP server)", () => {
     expect(pre.headers["access-control-allow-origin"]).toBe(FRONTEND);
     expect(pre.headers["access-control-allow-methods"]).toContain("POST");
     expect(pre.headers["access-control-allow-headers"]).toBe("content-type,x-csrf-token");
+    // a stream is written straight to the Node response: it carries the CORS headers (the SDK reads Content-Location)
+    const stream = await rawRequest(`${api}/threads/t1/runs/stream`, {
+      method: "POST",
+      headers: { origin: FRONTEND, "sec-fetch-site": "same-site", "content-type": "application/json" },
+      body: JSON.stringify({ assistant_id: "lead_agent", input: humanInput("from the frontend") }),
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers["content-type"]).toContain("text/event-stream");
+    expect(stream.headers["access-control-allow-origin"]).toBe(FRONTEND);
+    expect(stream.headers["access-control-expose-headers"]).toContain("Content-Location");
+    expect(stream.headers["content-location"]).toMatch(/\/threads\/t1\/runs\//);
+    expect(stream.headers["x-content-type-options"]).toBe("nosniff");
     const evilPre = await rawRequest(`${api}/threads/t1/runs/stream`, { method: "OPTIONS", headers: { origin: EVIL, "access-control-request-method": "POST" } });
     expect(evilPre.status).toBe(403);
     expect(evilPre.headers["access-control-allow-origin"]).toBeUndefined();
