@@ -3,6 +3,8 @@
 // `npx`-launched MCP server for that thread must not run it on the host. Real bubblewrap for the bash sandbox
 // and the MCP server, a real npx launch of a local package directory (no registry), a probe server of our own.
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +22,7 @@ const HAS_BWRAP = bwrapUsable();
 if (!HAS_BWRAP) console.warn("[mcp chain test] SKIPPING the sandbox → host chain: bubblewrap is not usable here");
 
 interface ProbeReport {
+  fetched: string | null;
   cwd: string;
   uid: number;
   env: Record<string, string>;
@@ -155,6 +158,20 @@ describe.skipIf(!HAS_BWRAP)("chain: sandbox → host through an MCP server's wor
     // bind sources and env values stay off the sandbox's pid 1 command line
     expect(report.cmdline.join(" ")).not.toContain(dataDir);
     expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it("a sandboxed server shares the host network (reaches a loopback service)", async () => {
+    const srv = http.createServer((_req, res) => res.end("hello from the host"));
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    try {
+      const { pool } = poolFor("auto");
+      const tools = await pool.getTools();
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/`;
+      const report = JSON.parse(String((await call(tools, "probe_inspect", { fetch: url }, threadRt())).content)) as ProbeReport;
+      expect(report.fetched).toBe("hello from the host");
+    } finally {
+      await new Promise((resolve) => srv.close(resolve));
+    }
   });
 
   it("without the sandbox (bwrap off) the launch is still clean: own launch directory, clean env, nothing planted runs", async () => {

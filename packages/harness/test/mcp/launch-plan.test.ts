@@ -95,6 +95,23 @@ describe("planStdioLaunch", () => {
     expect(mcpServerDirName("a b")).not.toBe(mcpServerDirName("a_b"));
   });
 
+  it("without a usable bwrap the launch is unsandboxed but clean, with one warning; \"sandbox\": false warns per server", async () => {
+    const warnings: string[] = [];
+    const broken = { ...settings, sandbox: "auto" as const, bwrapPath: path.join(dir, "no-such-bwrap"), warn: (m: string) => warnings.push(m) };
+    for (const name of ["nb1", "nb2"]) {
+      const launch = await planStdioLaunch(name, server({ command: "node", args: [PROBE] }), {}, {}, broken);
+      launch.onExit?.();
+      expect(launch.sandboxed).toBe(false);
+      expect(launch.cwd).toBe(path.join(dataDir, "mcp-servers", name));
+      expect(launch.env.PLAN_TEST_API_KEY).toBeUndefined();
+    }
+    expect(warnings.filter((w) => w.includes("bubblewrap is not usable"))).toHaveLength(1);
+    const optOut = await planStdioLaunch("optout", server({ command: "node", args: [PROBE], sandbox: false }), {}, {}, { ...settings, sandbox: "auto", warn: (m) => warnings.push(m) });
+    optOut.onExit?.();
+    expect(optOut.sandboxed).toBe(false);
+    expect(warnings.some((w) => w.includes("MCP server 'optout' runs on the host without its bubblewrap sandbox"))).toBe(true);
+  });
+
   it.skipIf(!bwrapUsable())("sandboxed: bwrap options (binds, env values) travel on fd 3, not on any command line", async () => {
     const thread = threadDirs(dataDir, "t3", "u1");
     const launch = await planStdioLaunch("sbx", server({ command: "node", args: [PROBE], env: { API_TOKEN: "tok-123" } }), { API_TOKEN: "tok-123" }, { thread }, { ...settings, sandbox: "auto" });
