@@ -156,7 +156,11 @@ function checkDeclaredPath(server: string, value: string | undefined, settings: 
   }
 }
 
-/** The launch directory must not lie below anything the agent can write: launchers read files from every parent. */
+/**
+ * The launch directory must not lie below anything the agent can write:
+ * launchers read files from every parent, and a sandboxed server's home
+ * would be the agent's to plant in.
+ */
 function checkLaunchDirParents(server: string, dirs: McpServerDirs, settings: McpLaunchSettings): void {
   for (const root of settings.agentWritable?.() ?? []) {
     if (isWithin(dirs.root, root) || isWithin(realOrSelf(dirs.root), realOrSelf(root))) {
@@ -238,8 +242,9 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
   const tmp = sessionTmpDir(dirs, owner);
 
   try {
+    // Also when sandboxed: a writable mount over the launch directory would let the agent plant files in the server's home.
+    checkLaunchDirParents(name, dirs, settings);
     if (!sandboxed) {
-      checkLaunchDirParents(name, dirs, settings);
       for (const p of named) checkNamedPath(name, p, settings, "command or args");
       const userData = thread ?? dirs.scratch;
       const args = config.args.map((a) => (isVirtual(a) ? hostPathOf(a, userData) : a));

@@ -82,11 +82,12 @@ describe("planStdioLaunch", () => {
     }
   });
 
-  it("refuses an unsandboxed launch directory below a writable custom mount (launchers read every parent)", async () => {
+  it("refuses a launch directory below a writable custom mount (launchers read every parent), sandboxed or not", async () => {
     const mounted = path.join(dir, "rw-mount", "deer");
     await expect(planStdioLaunch("s", server({ command: "node", args: [PROBE] }), {}, {}, { ...settings, dataDir: mounted })).rejects.toThrow(
       /launch directory .* is inside .*rw-mount, which the agent's sandbox can write/,
     );
+    await expect(planStdioLaunch("s", server({ command: "node", args: [PROBE] }), {}, {}, { ...settings, sandbox: "auto", dataDir: mounted })).rejects.toThrow(/is inside .*rw-mount/);
   });
 
   it("gives every server name its own directory segment", () => {
