@@ -55,7 +55,6 @@ export const appConfigSchema = z.looseObject({
   scheduler: s.schedulerSchema,
   mcp_tasks: s.mcpTasksSchema,
   mcp_api: s.mcpApiSchema,
-  mcp_api: s.mcpApiSchema,
   guardrails: s.guardrailsSchema,
   authorization: s.authorizationSchema,
   circuit_breaker: s.circuitBreakerSchema,

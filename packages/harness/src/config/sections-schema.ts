@@ -278,13 +278,6 @@ export const mcpTasksSchema = section({ enabled: bool().default(false) });
  */
 export const mcpApiSchema = section({ allowed_env_vars: list(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")) });
 
-/**
- * `mcp_api:` what MCP configs submitted through the HTTP API may do.
- * `allowed_env_vars`: the environment variables a `$VAR` / `${VAR}` in such a
- * config may reference (none by default; files the operator edits are not limited).
- */
-export const mcpApiSchema = section({ allowed_env_vars: list(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")) });
-
 /** `{use, config}` pluggable provider reference. */
 export const providerRefSchema = z.looseObject({ use: z.string().min(1), config: nullable(record()) });
 
