@@ -45,10 +45,9 @@ export function servedFile(type: string, download: boolean): ServedFile {
   if (active) return attachment("application/octet-stream");
   const text = (t.startsWith("text/") || TEXT_LIKE_APPLICATION.has(t)) && !ACTIVE_TEXT.has(t);
   if (text) return { disposition: download ? "attachment" : "inline", contentType: "text/plain; charset=utf-8" };
-  const passive = (t.startsWith("image/") || t.startsWith("audio/") || t.startsWith("video/") || t === "application/pdf");
+  const passive = t.startsWith("image/") || t.startsWith("audio/") || t.startsWith("video/") || t === "application/pdf";
   if (passive) return { disposition: download ? "attachment" : "inline", contentType: t };
-  if (t === "application/octet-stream") return attachment(t);
-  // archives, office documents, fonts, wasm: downloads; their type is not active in a browser
+  // unknown binary, archives, office documents, fonts, wasm: downloads; none of these types is active in a browser
   return attachment(t);
 }
 
