@@ -6,6 +6,8 @@ import { bindStrategy, probeBwrapDataDir } from "./bwrap/data-dir-probe";
 import type { BwrapDataDirProbe } from "./bwrap/data-dir-probe";
 import type { StageTools } from "./bwrap/staging";
 import { LeaseRegistryProvider } from "./lease-registry";
+import { EgressPolicy } from "./network/policy";
+import type { HostResolver } from "../web-research/ssrf-guard";
 import { resolveSandboxLimits } from "./limits/effective";
 import type { EffectiveLimits } from "./limits/effective";
 import type { CgroupSupport } from "./limits/cgroups";
@@ -21,6 +23,8 @@ export interface BwrapProviderOptions {
   bwrapPath?: string;
   /** Override cgroup detection, e.g. `{ version: null, parents: {}, notes: [] }` for the rlimit fallback (tests). */
   cgroups?: CgroupSupport;
+  /** Resolver of the egress proxy (code only: tests simulate DNS answers with it; default the system resolver). */
+  networkResolver?: HostResolver;
 }
 
 /** The uid/gid commands run as: the configured unprivileged uid when the service is root, else unchanged. */
@@ -46,6 +50,8 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
   /** Set when bind sources are staged in a private mount namespace (a directory above them is closed to the sandbox uid). */
   readonly stage?: StageTools;
   private readonly runAs?: { uid: number; gid: number };
+  /** The `sandbox.network` policy every sandbox's egress proxy applies (absent in `isolated` mode). */
+  readonly egressPolicy?: EgressPolicy;
   /** How `sandbox.limits` is enforced on this machine (cgroups or rlimits; see {@link resolveSandboxLimits}). */
   readonly limits: EffectiveLimits;
 
@@ -61,6 +67,8 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
       throw new SandboxError(`bubblewrap sandbox is not usable: ${this.probe.reason}`, { code: "sandbox_unavailable", details: { baseDir: this.probe.baseDir, blocker: this.probe.blocker } });
     }
     const extraHosts = [...(typeof options.skillsPath === "string" ? [options.skillsPath] : []), ...this.config.mounts.map((m) => m.host_path)];
+    // Network modes bind the node binary that runs the forwarder (when it lives outside /usr, e.g. under /root/.nvm).
+    if (this.config.network.mode !== "isolated" && !process.execPath.startsWith("/usr/")) extraHosts.push(process.execPath);
     const strategy = bindStrategy(options.baseDir, this.runAs, extraHosts);
     if (strategy.blocker && !strategy.stage) {
       throw new SandboxError(`bubblewrap sandbox is not usable: the sandbox uid cannot enter ${strategy.blocker} and unshare/mount are missing`, {
@@ -69,6 +77,7 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
       });
     }
     this.stage = strategy.stage;
+    if (this.config.network.mode !== "isolated") this.egressPolicy = new EgressPolicy(this.config.network, { resolver: options.networkResolver });
     this.limits = resolveSandboxLimits(this.config, { runAs: this.runAs, bwrapPath: this.probe.bwrapPath, prlimitAvailable: this.probe.prlimitPath !== undefined, cgroups: options.cgroups });
   }
 
@@ -86,6 +95,7 @@ export class BwrapSandboxProvider extends LeaseRegistryProvider<BwrapSandbox> {
       runAs: this.runAs,
       stage: this.stage,
       network: this.config.network,
+      egressPolicy: this.egressPolicy,
       limits: this.limits.rlimits,
       cgroup: this.limits.cgroup,
       tmpSizeBytes: this.limits.tmpSizeBytes,

@@ -9,6 +9,10 @@ import { SandboxCgroup } from "./limits/cgroups";
 import type { CgroupLimits, CgroupSupport } from "./limits/cgroups";
 import type { DiskUsage } from "./limits/disk-quota";
 import type { StageTools } from "./bwrap/staging";
+import type { NetworkSettings } from "./network/config";
+import { SandboxEgress } from "./network/egress";
+import type { EgressCommandParts } from "./network/egress";
+import type { EgressPolicy } from "./network/policy";
 import { spawnCapped } from "./spawn-capped";
 import { ensureThreadDirs, VIRTUAL_OUTPUTS, VIRTUAL_SKILLS, VIRTUAL_UPLOADS, VIRTUAL_WORKSPACE } from "./thread-paths";
 import type { ExecuteOptions, ExecuteResult } from "./types";
@@ -23,7 +27,10 @@ export interface BwrapSandboxInit extends MappedSandboxInit {
   runAs?: { uid: number; gid: number };
   /** Stage bind sources in a private mount namespace (see `bwrap/staging.ts`). */
   stage?: StageTools;
-  network: boolean;
+  /** `sandbox.network`; outside `isolated` commands reach out only through {@link egressPolicy}'s proxy. */
+  network: NetworkSettings;
+  /** The provider's egress policy (required unless the mode is `isolated`). */
+  egressPolicy?: EgressPolicy;
   limits: BwrapLimits;
   /** Per-sandbox cgroup to run every command in (see `limits/cgroups.ts`). */
   cgroup?: { support: CgroupSupport; limits: CgroupLimits };
@@ -48,15 +55,23 @@ export class BwrapSandbox extends MappedSandbox {
   /** This sandbox's cgroup(s), when the machine allows them. */
   readonly cgroup?: SandboxCgroup;
 
+  /** This sandbox's egress proxy (allowlist/open modes), started on the first command. */
+  private readonly egress?: SandboxEgress;
+
   constructor(init: BwrapSandboxInit) {
     super({ ...init, owner: init.runAs });
     this.opts = init;
+    if (init.network.mode !== "isolated") {
+      if (!init.egressPolicy) throw new Error(`sandbox.network mode '${init.network.mode}' needs an egress policy`);
+      this.egress = new SandboxEgress({ policy: init.egressPolicy, owner: init.runAs });
+    }
     if (init.cgroup) this.cgroup = new SandboxCgroup(init.cgroup.support, init.id, init.cgroup.limits);
   }
 
   /** Kill running commands, then whatever is left in the cgroup, and remove it. */
   override async dispose(): Promise<void> {
     await super.dispose();
+    await this.egress?.close();
     await this.cgroup?.destroy();
   }
 
@@ -98,15 +113,16 @@ export class BwrapSandbox extends MappedSandbox {
     return buildBwrapCommand(this.commandSpec(command, extraEnv));
   }
 
-  private commandSpec(command: string, extraEnv: Record<string, string> = {}, cgroupProcs?: string[]): BwrapCommandSpec {
+  private commandSpec(command: string, extraEnv: Record<string, string> = {}, cgroupProcs?: string[], net?: EgressCommandParts): BwrapCommandSpec {
     return {
       bwrapPath: this.opts.bwrapPath,
       prlimitPath: this.opts.prlimitPath,
       setprivPath: this.opts.setprivPath,
       runAs: this.opts.runAs,
       stage: this.opts.stage,
-      binds: this.binds(),
-      network: this.opts.network,
+      binds: net ? [...this.binds(), ...net.binds] : this.binds(),
+      // Always its own network namespace; in network modes the proxy's forwarder is the only way out.
+      network: net !== undefined,
       limits: this.opts.limits,
       cgroupProcs,
       tmpSizeBytes: this.opts.tmpSizeBytes,
@@ -118,8 +134,9 @@ export class BwrapSandbox extends MappedSandbox {
         HOME: VIRTUAL_WORKSPACE,
         LANG: "C.UTF-8",
         TMPDIR: "/tmp",
+        ...net?.env,
       },
-      command,
+      command: net ? `${net.prelude}${command}` : command,
     };
   }
 
@@ -130,7 +147,8 @@ export class BwrapSandbox extends MappedSandbox {
    */
   async executeCommand(command: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
     await this.init();
-    const { argv, argsData } = buildBwrapInvocation(this.commandSpec(command, options.env, this.cgroup?.ensure()));
+    const net = await this.egress?.prepare();
+    const { argv, argsData } = buildBwrapInvocation(this.commandSpec(command, options.env, this.cgroup?.ensure(), net));
     const quota = this.diskQuota;
     const baseline = quota ? await quota.current() : undefined;
     const quotaStop = new AbortController();

@@ -35,7 +35,7 @@ export function parseIpLiteral(host: string): ipaddr.IPv4 | ipaddr.IPv6 | undefi
 }
 
 /** The IPv4 address an IPv6 address carries (mapped, translated, NAT64, 6to4, compatible), if any. */
-function embeddedIpv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+export function embeddedIpv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   const range = ip.range();
   const b = ip.toByteArray();
   if (range === "ipv4Mapped" || range === "rfc6145" || range === "rfc6052") return new ipaddr.IPv4(b.slice(12, 16));

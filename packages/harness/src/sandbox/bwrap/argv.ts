@@ -30,6 +30,7 @@ export interface BwrapCommandSpec {
   /** Drop to this uid/gid before starting bwrap (service running as root). */
   runAs?: { uid: number; gid: number };
   binds: BwrapBind[];
+  /** A network-mode command (TLS roots bound); the sandbox keeps its own network namespace either way. */
   network: boolean;
   env: Record<string, string>;
   /** Working directory inside the sandbox. */
@@ -54,8 +55,8 @@ export interface BwrapCommandSpec {
 
 /** Read-only system paths a minimal root needs (bound when present). */
 const SYSTEM_RO = ["/etc/ld.so.cache", "/etc/alternatives"];
-/** Extra read-only paths when networking is enabled (DNS, TLS roots). */
-const NETWORK_RO = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates"];
+/** Extra read-only paths in network modes: TLS roots and `localhost` (no resolv.conf: the egress proxy resolves names). */
+const NETWORK_RO = ["/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates"];
 
 /**
  * The bubblewrap profile of `reference/sandbox-isolation.md`: minimal
@@ -83,7 +84,8 @@ export function bwrapArgParts(spec: Pick<BwrapCommandSpec, "binds" | "network" |
     "--unshare-uts",
     "--unshare-cgroup-try",
   ];
-  if (!spec.network) a.push("--unshare-net");
+  // Always a network namespace of its own (loopback only): in network modes the egress proxy's socket is the only way out.
+  a.push("--unshare-net");
   a.push("--die-with-parent", "--new-session", "--hostname", "sandbox");
   a.push("--ro-bind", "/usr", "/usr");
   a.push("--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/sbin", "/sbin");
