@@ -22,11 +22,11 @@ export type AddressClass = "public" | "private" | "machine" | "link-local" | "ne
 export function classifyAddress(ip: ipaddr.IPv4 | ipaddr.IPv6, localAddresses: ReadonlySet<string>): { cls: AddressClass; range: string } {
   const addr = unmapAddress(ip);
   const reason = blockedAddressReason(ip);
-  if (localAddresses.has(addr.toString())) return { cls: "machine", range: reason ?? "an address of this machine" };
+  if (addr.range() === "loopback") return { cls: "machine", range: "loopback" };
+  if (localAddresses.has(addr.toString())) return { cls: "machine", range: addr.range() === "unicast" ? "an address of this machine" : addr.range() };
   if (reason === undefined) return { cls: "public", range: "public" };
   if (addr.kind() === "ipv6") {
     const v6 = addr as ipaddr.IPv6;
-    if (v6.range() === "loopback") return { cls: "machine", range: "loopback" };
     // NAT64, 6to4, IPv4-translated and IPv4-compatible forms leave this machine through a translator:
     // they are never an intranet host's address, so no entry opens them.
     if (embeddedIpv4(v6) || v6.toByteArray().slice(0, 12).every((b) => b === 0)) return { cls: "never", range: reason };
@@ -143,7 +143,8 @@ export class EgressPolicy {
   /** Decide whether the sandbox may reach `host:port` (host as in a URL or CONNECT line, brackets allowed). */
   async check(rawHost: string, port: number): Promise<EgressDecision> {
     const host = normalizeHost(rawHost);
-    const refuse = (status: EgressRefused["status"], message: string): EgressRefused => ({ allowed: false, host, port, status, message: `${PREFIX} refused ${host}:${port}: ${message}\n` });
+    const target = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+    const refuse = (status: EgressRefused["status"], message: string): EgressRefused => ({ allowed: false, host, port, status, message: `${PREFIX} refused ${target}: ${message}\n` });
     if (!host || !Number.isInteger(port) || port < 1 || port > 65535) return refuse(400, "not a valid host and port.");
     if (this.settings.mode === "isolated") return refuse(403, "sandbox.network is 'isolated' (no network).");
     const literal = parseIpLiteral(host);
