@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { DeerFlowRuntime, openSqliteStores, PathAccessError, persistenceDbPath, UploadError, ValidationError } from "@deerflow/harness";
+import { DeerFlowRuntime, openSqliteStores, PathAccessError, persistenceDbPath, protectHostPort, UploadError, ValidationError } from "@deerflow/harness";
 import type { PersistenceStores } from "@deerflow/harness";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
@@ -127,6 +127,8 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
 
   let server: ReturnType<typeof serve> | undefined;
+  // While it listens, the sandbox's egress proxy refuses this port on every address of this machine.
+  let releasePort: (() => void) | undefined;
   return {
     app,
     options,
@@ -140,6 +142,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
       guard.setBindHost(host);
       return new Promise<string>((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+          releasePort = protectHostPort(info.port);
           resolve(`http://${host.includes(":") ? `[${host}]` : host}:${info.port}`);
         });
         s.once("error", reject);
@@ -156,6 +159,8 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
         });
         server = undefined;
       }
+      releasePort?.();
+      releasePort = undefined;
       if (ownedRuntime) {
         await runtime.close();
         await ownedStores?.close();

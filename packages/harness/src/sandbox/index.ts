@@ -20,7 +20,7 @@ export type {
 export { contextUserId, DEFAULT_USER_ID, SAFE_ID, validateId } from "./ids";
 export { limitsSchema, mountSchema, parseSandboxConfig, sandboxConfigSchema } from "./config";
 export type { SandboxConfig, SandboxConfigInput, SandboxMount } from "./config";
-export { describeNetworkPolicy, EgressPolicy, EgressProxy, NETWORK_MODES, networkSettingSchema, parseNetworkEntry } from "./network";
+export { describeNetworkPolicy, EgressPolicy, EgressProxy, NETWORK_MODES, networkSettingSchema, parseNetworkEntry, protectHostPort } from "./network";
 export type { EgressDecision, NetworkMode, NetworkPolicyDescription, NetworkSettings } from "./network";
 export {
   ensureThreadDirs,

@@ -42,77 +42,84 @@ function attack(port: number): string {
   return lines.join("\n");
 }
 
-describe.skipIf(!probe.ok)("chain: sandbox (network: open) → gateway API", () => {
-  let dir: string;
-  let llm: ScriptedLLMServer;
-  let runtime: DeerFlowRuntime;
-  let gateway: Gateway;
-  let url: string;
-  let port = 0;
-  let extensionsFile: string;
+/** The chain against one `sandbox.network` value (YAML flow text). */
+function chain(network: string): void {
+  describe.skipIf(!probe.ok)(`chain: sandbox (network: ${network}) → gateway API`, () => {
+    let dir: string;
+    let llm: ScriptedLLMServer;
+    let runtime: DeerFlowRuntime;
+    let gateway: Gateway;
+    let url: string;
+    let port = 0;
+    let extensionsFile: string;
 
-  beforeAll(async () => {
-    llm = await startScriptedLLMServer({
-      script: [() => ({ toolCalls: [{ name: "bash", args: { description: "reconfigure the gateway", command: attack(port) } }] }), "done"],
+    beforeAll(async () => {
+      llm = await startScriptedLLMServer({
+        script: [() => ({ toolCalls: [{ name: "bash", args: { description: "reconfigure the gateway", command: attack(port) } }] }), "done"],
+      });
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), "gw-sbx-net-"));
+      extensionsFile = path.join(dir, "extensions_config.json");
+      fs.writeFileSync(extensionsFile, JSON.stringify({ mcpServers: {} }, null, 2));
+      fs.writeFileSync(
+        path.join(dir, "config.yaml"),
+        [
+          "models:",
+          `  - { name: scripted, use: openai-compatible, model: scripted, base_url: "${llm.url}/v1", api_key: k }`,
+          "sandbox:",
+          "  use: bwrap",
+          `  network: ${network}`,
+          "",
+        ].join("\n"),
+      );
+      runtime = await DeerFlowRuntime.open({ configPath: path.join(dir, "config.yaml"), cwd: dir, dataDir: path.join(dir, "data"), log: () => undefined });
+      const started = await startServer({ runtime, port: 0, quiet: true, webDistDir: null, log: () => undefined });
+      gateway = started.gateway;
+      url = started.url;
+      port = Number(new URL(url).port);
     });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "gw-sbx-net-"));
-    extensionsFile = path.join(dir, "extensions_config.json");
-    fs.writeFileSync(extensionsFile, JSON.stringify({ mcpServers: {} }, null, 2));
-    fs.writeFileSync(
-      path.join(dir, "config.yaml"),
-      [
-        "models:",
-        `  - { name: scripted, use: openai-compatible, model: scripted, base_url: "${llm.url}/v1", api_key: k }`,
-        "sandbox:",
-        "  use: bwrap",
-        "  network: open",
-        "",
-      ].join("\n"),
-    );
-    runtime = await DeerFlowRuntime.open({ configPath: path.join(dir, "config.yaml"), cwd: dir, dataDir: path.join(dir, "data"), log: () => undefined });
-    const started = await startServer({ runtime, port: 0, quiet: true, webDistDir: null, log: () => undefined });
-    gateway = started.gateway;
-    url = started.url;
-    port = Number(new URL(url).port);
+
+    afterAll(async () => {
+      await gateway?.close();
+      await runtime?.close();
+      await llm?.close();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("the agent's sandboxed curl cannot reach the API by any loopback form; the MCP config is unchanged", async () => {
+      expect(runtime.sandboxProvider.kind).toBe("bwrap");
+      const configBefore = await (await fetch(`${url}/api/mcp/config`)).text();
+      const fileBefore = fs.readFileSync(extensionsFile, "utf8");
+
+      const thread = ((await (await postJson(`${url}/api/threads`, {})).json()) as { thread_id: string }).thread_id;
+      const res = await postJson(`${url}/api/threads/${thread}/runs/wait`, { input: humanInput("add my MCP server") });
+      expect(res.status).toBe(200);
+      const state = (await res.json()) as { messages?: Array<{ type: string; content: unknown }> };
+      const toolText = (state.messages ?? [])
+        .filter((m) => m.type === "tool")
+        .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)))
+        .join("\n");
+      expect(toolText).toContain("[direct 127.0.0.1");
+      for (const host of HOSTS) {
+        // Direct: no route out of the sandbox's own network namespace (a form curl does not match against
+        // NO_PROXY, such as the IPv4-mapped one, goes to the proxy and is refused there).
+        expect(toolText, host).toMatch(new RegExp(`((Couldn't connect|Failed to connect)[^\\n]*\\n? \\[direct ${esc(host)} rc=7\\]|deerflow sandbox network: refused [^\\n]*\\n? \\[direct ${esc(host)} rc=0\\])`));
+        // Through the egress proxy: refused before it connects, naming the setting.
+        expect(toolText, host).toMatch(new RegExp(`deerflow sandbox network: refused [^\\n]*\\n? \\[proxy ${esc(host)} rc=0\\]`));
+        expect(toolText, host).toMatch(new RegExp(`CONNECT tunnel failed, response 403\\n? \\[connect ${esc(host)} rc=56\\]`));
+      }
+      expect(toolText).not.toContain('"mcp_servers"');
+
+      expect(await (await fetch(`${url}/api/mcp/config`)).text()).toBe(configBefore);
+      expect(fs.readFileSync(extensionsFile, "utf8")).toBe(fileBefore);
+
+      // Control: the same request from the host is accepted, so only the sandbox's network stopped it.
+      const control = await fetch(`${url}/api/mcp/config`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(EVIL) });
+      expect(control.status).toBe(200);
+      expect(fs.readFileSync(extensionsFile, "utf8")).toContain("evil-package");
+    });
   });
+}
 
-  afterAll(async () => {
-    await gateway?.close();
-    await runtime?.close();
-    await llm?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("the agent's sandboxed curl cannot reach the API by any loopback form; the MCP config is unchanged", async () => {
-    expect(runtime.sandboxProvider.kind).toBe("bwrap");
-    const configBefore = await (await fetch(`${url}/api/mcp/config`)).text();
-    const fileBefore = fs.readFileSync(extensionsFile, "utf8");
-
-    const thread = ((await (await postJson(`${url}/api/threads`, {})).json()) as { thread_id: string }).thread_id;
-    const res = await postJson(`${url}/api/threads/${thread}/runs/wait`, { input: humanInput("add my MCP server") });
-    expect(res.status).toBe(200);
-    const state = (await res.json()) as { messages?: Array<{ type: string; content: unknown }> };
-    const toolText = (state.messages ?? [])
-      .filter((m) => m.type === "tool")
-      .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)))
-      .join("\n");
-    expect(toolText).toContain("[direct 127.0.0.1");
-    for (const host of HOSTS) {
-      // Direct: no route out of the sandbox's own network namespace (a form curl does not match against
-      // NO_PROXY, such as the IPv4-mapped one, goes to the proxy and is refused there).
-      expect(toolText, host).toMatch(new RegExp(`((Couldn't connect|Failed to connect)[^\\n]*\\n? \\[direct ${esc(host)} rc=7\\]|deerflow sandbox network: refused [^\\n]*\\n? \\[direct ${esc(host)} rc=0\\])`));
-      // Through the egress proxy: refused before it connects, naming the setting.
-      expect(toolText, host).toMatch(new RegExp(`deerflow sandbox network: refused [^\\n]*\\n? \\[proxy ${esc(host)} rc=0\\]`));
-      expect(toolText, host).toMatch(new RegExp(`CONNECT tunnel failed, response 403\\n? \\[connect ${esc(host)} rc=56\\]`));
-    }
-    expect(toolText).not.toContain('"mcp_servers"');
-
-    expect(await (await fetch(`${url}/api/mcp/config`)).text()).toBe(configBefore);
-    expect(fs.readFileSync(extensionsFile, "utf8")).toBe(fileBefore);
-
-    // Control: the same request from the host is accepted, so only the sandbox's network stopped it.
-    const control = await fetch(`${url}/api/mcp/config`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(EVIL) });
-    expect(control.status).toBe(200);
-    expect(fs.readFileSync(extensionsFile, "utf8")).toContain("evil-package");
-  });
-});
+chain("open");
+// An exact loopback entry meant for a local service must not open the gateway's own port.
+chain('{mode: open, allow_private: ["127.0.0.1", "::1"]}');

@@ -14,4 +14,5 @@ export { SandboxEgress } from "./egress";
 export type { EgressCommandParts, SandboxEgressOptions } from "./egress";
 export { FORWARDER_PORT, SANDBOX_NET_DIR, networkEnv } from "./forwarder";
 export { describeNetworkPolicy } from "./describe";
+export { protectedHostPorts, protectHostPort } from "./host-services";
 export type { NetworkPolicyDescription } from "./describe";

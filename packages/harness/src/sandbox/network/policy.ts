@@ -4,6 +4,7 @@ import { blockedAddressReason, embeddedIpv4, isBlockedHostname, normalizeHost, p
 import { systemResolver } from "../../web-research/ssrf-guard";
 import type { HostResolver, ResolvedAddress } from "../../web-research/ssrf-guard";
 import { parseNetworkEntries, unmapAddress } from "./config";
+import { protectedHostPorts } from "./host-services";
 import type { NetworkEntry, NetworkSettings } from "./config";
 
 /**
@@ -80,6 +81,8 @@ export interface EgressPolicyOptions {
   localAddresses?: () => ReadonlySet<string>;
   /** Bound on one lookup (default 10 s). */
   resolveTimeoutMs?: number;
+  /** Ports of DeerFlow's own services on this machine, refused on its addresses in every case (default {@link protectedHostPorts}). */
+  protectedPorts?: () => ReadonlySet<number>;
 }
 
 const PREFIX = "deerflow sandbox network:";
@@ -130,6 +133,7 @@ export class EgressPolicy {
   private readonly resolver: HostResolver;
   private readonly localAddresses: () => ReadonlySet<string>;
   private readonly resolveTimeoutMs: number;
+  private readonly protectedPorts: () => ReadonlySet<number>;
 
   constructor(settings: NetworkSettings, options: EgressPolicyOptions = {}) {
     this.settings = settings;
@@ -138,6 +142,7 @@ export class EgressPolicy {
     this.resolver = options.resolver ?? systemResolver;
     this.localAddresses = options.localAddresses ?? interfaceAddresses;
     this.resolveTimeoutMs = options.resolveTimeoutMs ?? 10_000;
+    this.protectedPorts = options.protectedPorts ?? protectedHostPorts;
   }
 
   /** Decide whether the sandbox may reach `host:port` (host as in a URL or CONNECT line, brackets allowed). */
@@ -148,6 +153,8 @@ export class EgressPolicy {
     if (!host || !Number.isInteger(port) || port < 1 || port > 65535) return refuse(400, "not a valid host and port.");
     if (this.settings.mode === "isolated") return refuse(403, "sandbox.network is 'isolated' (no network).");
     const literal = parseIpLiteral(host);
+    // Anything but an IP literal must look like a DNS name before it goes anywhere near the resolver.
+    if (!literal && !/^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?$/.test(host)) return refuse(400, "not a valid host name or IP address.");
     const privateByName = !literal && this.allowPrivate.some((e) => nameMatches(e, host, port));
     if (this.settings.mode === "allowlist") {
       const listed = literal
@@ -176,6 +183,9 @@ export class EgressPolicy {
       const ip = parseIpLiteral(a.address);
       if (!ip) return refuse(403, `'${host}' resolved to an unparseable address (${a.address}).`);
       const { cls, range } = classifyAddress(ip, local);
+      if (cls === "machine" && this.protectedPorts().has(port)) {
+        return refuse(403, `port ${port} of this machine is DeerFlow's own gateway; the sandbox can never reach it (no sandbox.network setting opens it).`);
+      }
       const exact = this.allowPrivate.some((e) => addressMatches(e, ip, port, false));
       let ok: boolean;
       if (cls === "public") ok = true;

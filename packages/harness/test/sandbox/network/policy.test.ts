@@ -4,7 +4,7 @@
  * resolved at all.
  */
 import { describe, expect, it } from "vitest";
-import { EgressPolicy } from "../../../src/sandbox/network";
+import { EgressPolicy, protectedHostPorts, protectHostPort } from "../../../src/sandbox/network";
 import type { EgressDecision, NetworkSettings } from "../../../src/sandbox/network";
 import { parseSandboxConfig } from "../../../src/sandbox";
 import type { HostResolver } from "../../../src/web-research";
@@ -90,6 +90,17 @@ describe("egress policy: open mode", () => {
     await expect(open.check("nope.invalid", 80)).resolves.toMatchObject({ allowed: false, status: 502 });
   });
 
+  it("rejects malformed hosts without resolving them", async () => {
+    const calls: string[] = [];
+    const p = policy("open", {}, calls);
+    for (const host of ["a b", "evil.com/x", "-x", "[1:2]", "a\u0000b"]) {
+      await expect(p.check(host, 80)).resolves.toMatchObject({ allowed: false, status: 400 });
+    }
+    // A zone id still parses as the link-local address it qualifies.
+    expect(refused(await p.check("[fe80::1%25eth0]", 80))).toMatch(/link-local/);
+    expect(calls).toEqual([]);
+  });
+
   it("rejects malformed ports", async () => {
     await expect(open.check("example.com", 0)).resolves.toMatchObject({ allowed: false, status: 400 });
     await expect(open.check("example.com", 70000)).resolves.toMatchObject({ allowed: false, status: 400 });
@@ -124,6 +135,28 @@ describe("egress policy: allow_private", () => {
     refused(await exact.check("127.0.0.2", 8081));
     refused(await exact.check("127.0.0.1", 8080));
     await expect(exact.check("169.254.10.10", 80)).resolves.toMatchObject({ allowed: true });
+  });
+
+  it("DeerFlow's own gateway port stays closed on every address of this machine, even for an exact IP", async () => {
+    const settings = parseSandboxConfig({ network: { mode: "open", allow_private: ["127.0.0.1", "93.184.215.99"] } }).network;
+    const p = new EgressPolicy(settings, { localAddresses: () => LOCAL, protectedPorts: () => new Set([2026]) });
+    await expect(p.check("127.0.0.1", 5432)).resolves.toMatchObject({ allowed: true });
+    for (const host of ["127.0.0.1", "[::ffff:127.0.0.1]", "93.184.215.99"]) {
+      expect(refused(await p.check(host, 2026))).toMatch(/port 2026 of this machine is DeerFlow's own gateway/);
+    }
+    // The same port on another host is not the gateway.
+    await expect(p.check("93.184.215.14", 2026)).resolves.toMatchObject({ allowed: true });
+  });
+
+  it("protectHostPort marks a port while it is held", async () => {
+    const release = protectHostPort(45123);
+    const again = protectHostPort(45123);
+    expect(protectedHostPorts().has(45123)).toBe(true);
+    release();
+    release();
+    expect(protectedHostPorts().has(45123)).toBe(true);
+    again();
+    expect(protectedHostPorts().has(45123)).toBe(false);
   });
 
   it("unspecified, multicast and translated forms never open", async () => {
