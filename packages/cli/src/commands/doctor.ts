@@ -9,7 +9,8 @@ import { humanMessage } from "../../../harness/src/messages";
 import { createChatModel } from "../../../harness/src/models";
 import { assembleConfiguredTools, toolEntriesOrDefault } from "../../../harness/src/agents/tool-assembly";
 import type { ToolConfigEntry } from "../../../harness/src/agents/tool-assembly";
-import { BWRAP_PROVIDER_NAMES, LocalSandboxProvider, parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "../../../harness/src/sandbox";
+import { BWRAP_PROVIDER_NAMES, describeNetworkPolicy, describeSandboxLimits, LocalSandboxProvider, parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "../../../harness/src/sandbox";
+import type { CgroupSupport, SandboxConfig } from "../../../harness/src/sandbox";
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import type { Terminal } from "../io";
 
@@ -19,7 +20,8 @@ export const DOCTOR_HELP = `Usage: deerflow doctor [options]
 Check the setup and print fixes: config.yaml validity, environment variables
 the config refers to, model reachability (one tiny request per model), the tools
 the agent gets (warns when it would have no file tools), bubblewrap availability
-and whether it can isolate commands with the real data dir, and data directory
+and whether it can isolate commands with the real data dir, the effective
+per-sandbox limits (cgroups or rlimits) and network mode, and data directory
 writability.
 Exit code 0 when nothing is wrong (warnings allowed), 1 otherwise.
 
@@ -119,6 +121,51 @@ export function toolFindings(config: AppConfig, rawTools: unknown, dataDir: stri
   return out;
 }
 
+const GIB = 1024 ** 3;
+const MIB = 1024 ** 2;
+
+/** A byte count as people read it (`2 GiB`, `512 MiB`). */
+function bytes(n: number): string {
+  if (n >= GIB && n % (GIB / 4) === 0) return `${n / GIB} GiB`;
+  if (n >= MIB) return `${Math.round(n / MIB)} MiB`;
+  return `${n} bytes`;
+}
+
+/**
+ * The effective isolation of bwrap commands on this machine: which mechanism
+ * enforces each per-sandbox limit (cgroups, rlimits, a sized tmpfs, a measured
+ * quota) with its value, and the network mode with what it refuses.
+ * Warns where a limit is not per sandbox (a flood in one thread could then
+ * starve another) or not enforced at all.
+ */
+export function sandboxPolicyFindings(config: SandboxConfig, bwrapPath?: string, cgroups?: CgroupSupport): Finding[] {
+  const out: Finding[] = [];
+  const report = describeSandboxLimits(config, { runAs: sandboxRunAs(config), bwrapPath, cgroups });
+  const values: Array<[string, { value: number; mechanism: string }, (v: number) => string]> = [
+    ["processes", report.processes, String],
+    ["memory", report.memory, bytes],
+    ["cpu", report.cpu, (v) => `${v} core(s)`],
+    ["/tmp", report.tmp, bytes],
+    ["disk", report.diskQuota, bytes],
+  ];
+  const parts = values.map(([name, l, fmt]) => (l.mechanism === "none" || l.value === 0 ? `${name} unlimited` : `${name} ${fmt(l.value)} (${l.mechanism})`));
+  const perSandbox = report.mechanism !== "rlimit";
+  out.push({
+    check: "sandbox-limits",
+    level: perSandbox ? "ok" : "warn",
+    message: `per-sandbox limits via ${report.mechanism}: ${parts.join(", ")}`,
+    fix: perSandbox
+      ? undefined
+      : `no usable cgroup here (${report.notes.join("; ") || "none writable"}): process and memory limits are per process, and all sandboxes share one process limit. Run the service where it can create cgroups (root, or a delegated cgroup v2 subtree).`,
+  });
+  for (const [name, l] of values) {
+    if (l.mechanism === "none" && l.value > 0) out.push({ check: "sandbox-limits", level: "warn", message: `${name} limit is configured but cannot be enforced here` });
+  }
+  const net = describeNetworkPolicy(config.network, "bwrap");
+  out.push({ check: "sandbox-network", level: "ok", message: net.summary });
+  return out;
+}
+
 /** Run every check and collect findings. */
 export async function runDoctor(opts: { configPath?: string; dataDir: string; cwd: string; skipModel: boolean; timeoutMs: number }): Promise<Finding[]> {
   const findings: Finding[] = [];
@@ -210,6 +257,15 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
       });
   }
   if (sandboxUse && !needsBwrap) findings.push({ check: "sandbox", level: "warn", message: `sandbox.use is '${sandboxUse}': agent commands run on the host without isolation`, fix: "Set sandbox.use: bwrap to isolate them." });
+  if (bwrap && (needsBwrap || !sandboxUse || sandboxUse === "auto")) {
+    let sandboxConfig: SandboxConfig | undefined;
+    try {
+      sandboxConfig = parseSandboxConfig(config?.sandbox ?? {});
+    } catch {
+      // an invalid sandbox section is already reported by the config check
+    }
+    if (sandboxConfig) findings.push(...sandboxPolicyFindings(sandboxConfig, bwrap));
+  }
   // Data directory.
   try {
     mkdirSync(opts.dataDir, { recursive: true });
