@@ -26,14 +26,18 @@ function valueAt(root: unknown, at: string): unknown {
 }
 
 /**
- * Where the entry's values go: the transport, the process it starts, or the
- * URL it sends them to. A secret the file already holds may only stay with
- * an entry whose destination did not change.
+ * Where the entry's values go: the transport, the process it starts (its
+ * command, args and environment — `npm_config_registry` or `PATH` decide
+ * what code `npx pkg` runs with the stored token), the URL it sends them to,
+ * and the OAuth token endpoint the client secret is posted to. A secret the
+ * file already holds may only stay with an entry whose destination did not change.
  */
 function destination(entry: Record<string, unknown> | undefined): string {
   if (!entry) return "";
   const type = String(entry.type ?? entry.transport ?? "stdio").toLowerCase();
-  return JSON.stringify([type, entry.command ?? null, Array.isArray(entry.args) ? entry.args : [], entry.url ?? null]);
+  const env = isObj(entry.env) ? Object.entries(entry.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
+  const tokenUrl = isObj(entry.oauth) ? (entry.oauth.token_url ?? null) : null;
+  return JSON.stringify([type, entry.command ?? null, Array.isArray(entry.args) ? entry.args : [], entry.url ?? null, type === "stdio" ? env : [], tokenUrl]);
 }
 
 /**
@@ -49,8 +53,9 @@ function destination(entry: Record<string, unknown> | undefined): string {
  * - `sandbox: false` (run the server on the host) is refused;
  * - values carried over from the stored entry (a `$VAR` the operator wrote,
  *   `sandbox: false`, or a secret sent back as `***`) are accepted only while
- *   the entry's destination (type, command, args, url) is unchanged, so an
- *   edit cannot move a stored secret to a new process or URL.
+ *   the entry's destination (type, command, args, a stdio server's env, url,
+ *   OAuth token_url) is unchanged, so an edit cannot move a stored secret to
+ *   a new process or URL.
  *
  * - with `dataDir`, a `command` or argument naming a path inside the data dir
  *   is refused up front (uploads and thread files are written by the agent

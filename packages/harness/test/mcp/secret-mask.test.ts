@@ -1,7 +1,7 @@
 import path from "node:path";
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { guardApiSubmittedEntry, maskArgs, maskUrlsIn, normalizeServerEntry, restoreMaskedArgs, restoreMaskedUrl, toVirtualPath } from "../../src/mcp";
+import { guardApiSubmittedEntry, maskArgs, writeMcpServers, maskUrlsIn, normalizeServerEntry, restoreMaskedArgs, restoreMaskedUrl, toVirtualPath } from "../../src/mcp";
 import os from "node:os";
 
 describe("masking secrets in args and URLs", () => {
@@ -75,6 +75,33 @@ describe("guardApiSubmittedEntry", () => {
     const literal = { type: "http", url: "http://127.0.0.1/mcp", headers: { A: "Bearer real" } };
     const movedMasked = { ...literal, url: "http://127.0.0.2/", headers: { A: "***" } };
     expect(() => guardApiSubmittedEntry("s", entry({ ...movedMasked, headers: literal.headers }), { incoming: movedMasked, stored: literal }, [])).toThrow(/headers\.A keeps a stored secret/);
+  });
+
+  it("counts the OAuth token endpoint and a stdio server's environment as the destination of its stored secrets", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-guard-"));
+    const file = path.join(dir, "extensions_config.json");
+    const stored = {
+      api: { type: "http", url: "http://127.0.0.1/mcp", oauth: { token_url: "http://127.0.0.1/token", client_id: "id", client_secret: "cs-real" } },
+      gh: { command: "npx", args: ["-y", "pkg", "--token", "ghp_real"], env: { LOG: "1" } },
+    };
+    fs.writeFileSync(file, JSON.stringify({ mcpServers: stored }));
+    const validate = (name: string, e: Record<string, unknown>, ctx: { incoming: Record<string, unknown>; stored: Record<string, unknown> | undefined }) =>
+      guardApiSubmittedEntry(name, e, ctx, []);
+    try {
+      // The masked GET view sent back with only the token endpoint changed: the stored client_secret would be posted there.
+      const tokenMoved = { api: { type: "http", url: "http://127.0.0.1/mcp", oauth: { token_url: "http://127.0.0.2/collect", client_id: "id", client_secret: null } } };
+      expect(() => writeMcpServers(file, tokenMoved, validate)).toThrow(/oauth\.client_secret keeps the stored secret/);
+      // Same command and (masked) args, but an environment that makes npx fetch other code: it would get the stored token.
+      const envChanged = { gh: { command: "npx", args: ["-y", "pkg", "--token", "***"], env: { LOG: "***", npm_config_registry: "http://127.0.0.2:4873/" } } };
+      expect(() => writeMcpServers(file, envChanged, validate)).toThrow(/args\[3\] keeps a stored secret/);
+      // Unchanged round trips still work.
+      const same = { api: { ...stored.api, oauth: { ...stored.api.oauth, client_secret: null } }, gh: { command: "npx", args: ["-y", "pkg", "--token", "***"], env: { LOG: "***" } } };
+      const written = writeMcpServers(file, same, validate) as { mcpServers: Record<string, { oauth?: { client_secret: string }; args?: string[] }> };
+      expect(written.mcpServers.api.oauth?.client_secret).toBe("cs-real");
+      expect(written.mcpServers.gh.args?.[3]).toBe("ghp_real");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
