@@ -1,4 +1,4 @@
-import { parse as parseYaml } from "yaml";
+import { DEFAULT_YAML_LIMITS, parseYamlBounded } from "../parsing";
 
 /** Kind of an oversized tool output, as detected without an LLM. */
 export type ToolOutputKind = "json" | "csv" | "tsv" | "yaml" | "code" | "text" | "unknown";
@@ -230,10 +230,12 @@ function looksYaml(content: string): boolean {
 }
 
 function tryYaml(content: string): ToolOutputSynopsis | null {
-  if (!looksYaml(content) || content.length > 500_000) return null;
+  if (!looksYaml(content)) return null;
   let value: unknown;
   try {
-    value = parseYaml(content, { maxAliasCount: 100 });
+    // tool output is whatever a page, a file or an MCP server made it: measured before it is composed, since
+    // composing a mapping takes time in the square of its width (a wide one held the event loop for seconds)
+    value = parseYamlBounded(content, "tool output", { ...DEFAULT_YAML_LIMITS, maxBytes: 500_000 });
   } catch {
     return null;
   }
