@@ -165,6 +165,9 @@ export class BwrapSandbox extends MappedSandbox {
       res = await this.withCommandSignal(options.signal, (signal) => {
         const linked = linkSignals([signal, quotaStop.signal]);
         return spawnCapped(argv, {
+          // The host-side chain (prlimit, sh, unshare, setpriv, bwrap) starts in `/`, never in a directory a
+          // sandbox or a custom mount could write; bwrap then changes into the sandbox's own workspace.
+          cwd: "/",
           env: { PATH: "/usr/bin:/bin" },
           timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
           signal: linked.signal,
