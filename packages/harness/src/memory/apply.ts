@@ -154,7 +154,7 @@ export function applyMemoryUpdate(current: MemoryDocument, update: MemoryUpdate,
         continue;
       }
       // A summary is injected into every prompt: from a turn with tool output or uploads it may not instruct.
-      if (judge.untrusted && instructionProblem(s.summary)) {
+      if (judge.untrusted && instructionProblem(s.summary, judge.userText)) {
         rejected.untrustedInstructions++;
         continue;
       }
@@ -197,7 +197,7 @@ export function applyMemoryUpdate(current: MemoryDocument, update: MemoryUpdate,
     const key = factContentKey(nf.content);
     if (!key) return;
     const provenance = judge.decide(nf.content, nf.source);
-    if (provenance !== "user" && instructionProblem(nf.content)) {
+    if (provenance !== "user" && instructionProblem(nf.content, judge.userText)) {
       rejected.untrustedInstructions++;
       return;
     }

@@ -14,9 +14,15 @@
  *    this key…"). A third-person or past form ("sends", "used") or a subject
  *    ("the user", "Python is") makes it descriptive;
  * 3. a data destination: a URL or an e-mail address as the target of "to",
- *    "into", "cc", … (where something should be sent), not as a mere mention;
+ *    "into", "cc", …;
  * 4. talk about the assistant's own instructions ("previous instructions",
- *    "system prompt"), which no fact about a user needs.
+ *    "system prompt"), which no fact about a user needs;
+ * 5. an address (URL, e-mail, `host/path`) the user did not type in the same
+ *    turn. The shape of a sentence cannot tell "the docs are at X" from "the
+ *    report destination is X" or a fact split in two ("the report server is
+ *    Zeta", "Zeta's address is X"), and an address is what every order to
+ *    send data or fetch a script needs; a fact about the user never needs
+ *    one that only a page or a document supplied.
  *
  * Applied to facts, summaries and relations that rest on tool output or
  * uploads; a match drops them. The user's own instructions are handled by
@@ -25,8 +31,11 @@
 
 const URL_OR_EMAIL = String.raw`(?:[a-z][a-z0-9+.-]*:\/\/\S+|www\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`;
 const DESTINATION = new RegExp(String.raw`\b(?:to|into|onto|towards?|cc|bcc)\s+(?:[\w'-]+\s+){0,3}?${URL_OR_EMAIL}`, "i");
+// `host.tld/path` without a scheme: what `curl evil.example/x.sh` names
+const HOST_PATH = String.raw`\b[a-z0-9-]+(?:\.[a-z0-9-]+)+\/\S*`;
+const ADDRESS = new RegExp(`${URL_OR_EMAIL}|${HOST_PATH}`, "gi");
 const SECOND_PERSON = /\b(?:you|your|yours|yourself|yourselves)\b/i;
-const ASSISTANT_OBLIGATION = /\b(?:assistant|agent|ai|model|bot|chatbot|llm)\s+(?:should|must|shall|will|has to|have to|needs? to|is to|ought to|is required to)\b/i;
+const ASSISTANT_OBLIGATION = /\b(?:assistant|agent|ai|model|bot|chatbot|llm)\s+(?:should|must|shall|will|has to|have to|needs? to|is to|ought to|is required to|to)\b/i;
 const OWN_INSTRUCTIONS = /\b(?:previous|prior|above|earlier|original|system|all|any|these|those|current)\s+(?:instructions?|prompts?|directives?|guidelines|rules)\b|\bsystem (?:prompt|message)\b/i;
 
 // Discourse adverbs that may precede an imperative verb.
@@ -61,11 +70,22 @@ function isImperative(clause: string): boolean {
   return OBJECT_START.has(next);
 }
 
-/** Why `text` reads as an instruction to the agent, or null when it reads as a description. */
-export function instructionProblem(text: string): string | null {
+/** The addresses (URLs, e-mail addresses, `host/path` forms) in `text`, lower case, without trailing punctuation. */
+export function addressesIn(text: string): string[] {
+  return (text.match(ADDRESS) ?? []).map((a) => a.replace(/[.,;:!?)\]}'"`>]+$/, "").toLowerCase()).filter(Boolean);
+}
+
+/**
+ * Why `text` reads as an instruction to the agent, or null when it reads as
+ * a description. `userText` = the user's own words in the turn: an address
+ * found there is theirs, not planted.
+ */
+export function instructionProblem(text: string, userText = ""): string | null {
   if (SECOND_PERSON.test(text) || ASSISTANT_OBLIGATION.test(text)) return "addressed to the assistant";
   if (DESTINATION.test(text)) return "names a destination to send data to";
   if (OWN_INSTRUCTIONS.test(text)) return "refers to the assistant's instructions";
   if (clauses(text).some(isImperative)) return "imperative";
+  const typed = userText.toLowerCase();
+  if (addressesIn(text).some((a) => !typed.includes(a))) return "names an address the user did not give";
   return null;
 }

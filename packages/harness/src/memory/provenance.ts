@@ -101,6 +101,11 @@ export class ProvenanceJudge {
     this.upload = terms((evidence?.upload ?? []).join("\n"));
   }
 
+  /** The user's own words in the feed (addresses found there are theirs). */
+  get userText(): string {
+    return this.evidence?.userText ?? "";
+  }
+
   /** True when the feed carried tool output or upload contents. */
   get untrusted(): boolean {
     return hasUntrusted(this.evidence);

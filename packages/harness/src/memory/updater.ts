@@ -136,7 +136,7 @@ export class MemoryUpdater {
       }
       const sk = scopeKey(scope);
       // Recalled summaries and relations are injected too: from a turn with tool output or uploads they may not instruct.
-      const instructs = (text: string) => untrusted && instructionProblem(text) !== null;
+      const instructs = (text: string) => untrusted && instructionProblem(text, evidence.userText) !== null;
       if (cfg.thread_summaries_enabled && update.threadSummary && !instructs(update.threadSummary)) this.index.putThreadSummary(sk, item.threadId, update.threadSummary);
       if (cfg.knowledge_graph_enabled) {
         for (const r of update.relations.filter((t) => !instructs(`${t.subject} ${t.relation} ${t.object}`))) this.index.addTriple(sk, { ...r, source: item.threadId }, r.correction || signals.has("correction"));
