@@ -6,7 +6,7 @@ import type { BwrapBind, ThreadDirs } from "../sandbox";
 import { McpError } from "./errors";
 import type { McpPathScope } from "./path-mapping";
 import { buildMcpSandboxLaunch, MCP_SANDBOX_CACHE, MCP_SANDBOX_HOME, MCP_SANDBOX_ROOT } from "./sandboxed-launch";
-import { ensureMcpServerDirs, isWithin, mcpServerDirs, sessionTmpDir } from "./server-dirs";
+import { ensureMcpServerDirs, ensureThreadServerDirs, isWithin, MCP_THREAD_HOMES_DIR, mcpServerDirs, sessionTmpDir } from "./server-dirs";
 import type { McpServerDirs } from "./server-dirs";
 import type { LaunchedProcessSpec } from "./stdio-transport";
 
@@ -259,10 +259,12 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
       };
     }
     const userData = thread ?? dirs.scratch;
+    // A thread's sessions get that thread's own home and cache; only discovery sessions use the server's.
+    const own = thread ? ensureThreadServerDirs(dirs, name, thread.userData, owner) : dirs;
     const binds: BwrapBind[] = [
       { host: dirs.root, dest: MCP_SANDBOX_ROOT, readOnly: true },
-      { host: dirs.home, dest: MCP_SANDBOX_HOME, readOnly: false },
-      { host: dirs.cache, dest: MCP_SANDBOX_CACHE, readOnly: false },
+      { host: own.home, dest: MCP_SANDBOX_HOME, readOnly: false },
+      { host: own.cache, dest: MCP_SANDBOX_CACHE, readOnly: false },
       { host: tmp.dir, dest: "/tmp", readOnly: false },
       { host: userData.workspace, dest: VIRTUAL_WORKSPACE, readOnly: false },
       { host: userData.uploads, dest: VIRTUAL_UPLOADS, readOnly: false },
@@ -280,6 +282,8 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
       stage: strategy.stage,
       network: settings.network ?? true,
       binds,
+      // Other sessions' temp dirs, other threads' homes and caches, the discovery scratch: not this session's to see.
+      hidden: [path.posix.join(MCP_SANDBOX_ROOT, "tmp"), path.posix.join(MCP_SANDBOX_ROOT, MCP_THREAD_HOMES_DIR), path.posix.join(MCP_SANDBOX_ROOT, "scratch")],
       env: { ...baseEnv(MCP_SANDBOX_HOME, MCP_SANDBOX_CACHE, "/tmp", path.dirname(command)), ...env },
       cwd: MCP_SANDBOX_ROOT,
       command,

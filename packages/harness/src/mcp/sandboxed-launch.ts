@@ -36,6 +36,13 @@ export interface McpSandboxSpec {
   /** Share the host network namespace (many servers call remote APIs). */
   network: boolean;
   binds: BwrapBind[];
+  /**
+   * Sandbox paths covered by an empty read-only tmpfs after the binds: the
+   * parts of the launch directory that belong to other sessions and threads
+   * (their temp dirs, homes and caches), which the read-only bind of the
+   * launch directory would otherwise show.
+   */
+  hidden?: readonly string[];
   env: Record<string, string>;
   cwd: string;
   /** Absolute path of the executable inside the sandbox, then its arguments. */
@@ -57,7 +64,7 @@ export interface McpSandboxLaunch {
  * the host network unless `network` is false, cleared environment, no
  * capabilities, killed with its parent.
  */
-export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "network" | "env" | "cwd">): string[] {
+export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "hidden" | "network" | "env" | "cwd">): string[] {
   const a = ["--unshare-user", "--disable-userns", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"];
   if (!spec.network) a.push("--unshare-net");
   a.push("--die-with-parent", "--new-session", "--hostname", "mcp-server");
@@ -70,6 +77,7 @@ export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "network" |
     const flag = b.readOnly ? (b.optional ? "--ro-bind-try" : "--ro-bind") : b.optional ? "--bind-try" : "--bind";
     a.push(flag, b.host, b.dest);
   }
+  for (const p of spec.hidden ?? []) a.push("--tmpfs", p, "--remount-ro", p);
   a.push("--chdir", spec.cwd, "--clearenv");
   for (const [k, v] of Object.entries(spec.env)) a.push("--setenv", k, v);
   a.push("--cap-drop", "ALL");

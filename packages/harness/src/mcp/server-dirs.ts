@@ -20,6 +20,9 @@ export interface McpServerDirs {
   scratch: { userData: string; workspace: string; uploads: string; outputs: string };
 }
 
+/** Directory of the launch directory holding one home/cache pair per thread (sandboxed thread sessions). */
+export const MCP_THREAD_HOMES_DIR = "threads";
+
 const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** One path segment for a server name: the name itself when it is plain, else a sanitised name plus a hash (distinct names never share a dir). */
@@ -77,10 +80,31 @@ function serverWritableDir(dir: string, owner: { uid: number; gid: number } | un
 export function ensureMcpServerDirs(dirs: McpServerDirs, server: string, owner?: { uid: number; gid: number }): void {
   serviceDir(path.dirname(dirs.root), server);
   serviceDir(dirs.root, server);
+  // Exists for every session: the sandbox covers it (a mount point inside the read-only launch directory).
+  serviceDir(path.join(dirs.root, MCP_THREAD_HOMES_DIR), server);
   for (const d of [dirs.home, dirs.cache, dirs.tmp]) serverWritableDir(d, owner);
   serviceDir(path.dirname(dirs.scratch.userData), server);
   serviceDir(dirs.scratch.userData, server);
   for (const d of [dirs.scratch.workspace, dirs.scratch.uploads, dirs.scratch.outputs]) serverWritableDir(d, owner);
+}
+
+/**
+ * The home and cache of server `dirs` for one thread, created on first use
+ * (`{root}/threads/{hash of the thread's user-data path}/`, the key dir owned
+ * by the service user, `home`/`cache` by `owner`). Why per thread: a session
+ * runs with that thread's files and takes its tool arguments from that
+ * thread's agent; a home or cache shared by all threads would let one
+ * thread's session plant an `.npmrc` or rewrite the npx-installed package
+ * that another thread's next session runs with that thread's files.
+ */
+export function ensureThreadServerDirs(dirs: McpServerDirs, server: string, threadUserData: string, owner?: { uid: number; gid: number }): { home: string; cache: string } {
+  const key = createHash("sha256").update(path.resolve(threadUserData)).digest("hex").slice(0, 24);
+  const base = path.join(dirs.root, MCP_THREAD_HOMES_DIR, key);
+  serviceDir(path.dirname(base), server);
+  serviceDir(base, server);
+  const out = { home: path.join(base, "home"), cache: path.join(base, "cache") };
+  for (const d of [out.home, out.cache]) serverWritableDir(d, owner);
+  return out;
 }
 
 /** A fresh private temp dir for one session (removed by the returned function when the session ends). */

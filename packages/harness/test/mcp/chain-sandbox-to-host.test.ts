@@ -174,6 +174,25 @@ describe.skipIf(!HAS_BWRAP)("chain: sandbox → host through an MCP server's wor
     }
   });
 
+  it("one thread's session cannot leave files another thread's session of the same server reads or runs (home, cache, temp dirs)", async () => {
+    const { pool } = poolFor("auto");
+    const tools = await pool.getTools();
+    const inspect = async (thread: string, args: Record<string, unknown>) =>
+      JSON.parse(String((await call(tools, "probe_inspect", args, toolRuntime(thread, "default"))).content)) as ProbeReport;
+    // The victim thread's session (whose agent controls the tool arguments) plants in everything it can write.
+    const planted = ["/mnt/mcp-server/home/.npmrc", "/mnt/mcp-server/cache/planted.js", "/tmp/session-file"];
+    const wrote = await inspect("victim", { write: planted });
+    for (const p of planted) expect(wrote.writes[p], p).toBe("ok");
+    // Where the victim's session temp dir lies inside the server's launch directory (it is still running).
+    const tmpRoot = path.join(dataDir, "mcp-servers", "probe", "tmp");
+    const live = fs.readdirSync(tmpRoot).filter((d) => fs.existsSync(path.join(tmpRoot, d, "session-file")));
+    expect(live.length).toBeGreaterThan(0);
+    const seen = await inspect("other", { read: ["/mnt/mcp-server/home/.npmrc", "/mnt/mcp-server/cache/planted.js", ...live.map((d) => `/mnt/mcp-server/tmp/${d}/session-file`)] });
+    for (const [p, r] of Object.entries(seen.reads)) expect(r, p).not.toBe("ok");
+    // The victim's own later sessions keep their home (it is that thread's).
+    expect((await inspect("victim", { read: ["/mnt/mcp-server/home/.npmrc"] })).reads["/mnt/mcp-server/home/.npmrc"]).toBe("ok");
+  });
+
   it("without the sandbox (bwrap off) the launch is still clean: own launch directory, clean env, nothing planted runs", async () => {
     const { pool, warnings } = poolFor("off");
     const tools = await pool.getTools();
