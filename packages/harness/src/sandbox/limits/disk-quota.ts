@@ -31,20 +31,39 @@ export interface DiskUsage {
   bytes: number;
   /** Entries seen (files, dirs, links). */
   entries: number;
-  /** False when the walk stopped at {@link MAX_QUOTA_ENTRIES}. */
+  /** False when the walk stopped at {@link MAX_QUOTA_ENTRIES} or met a part it cannot measure. */
   complete: boolean;
+  /** The path (relative to the measured root) the walk could not read, and why; such a tree counts as over quota. */
+  unmeasured?: string;
 }
 
-/** Allocated bytes under `root` (symlinks not followed; unreadable parts are skipped). */
+/** Errors that mean the entry is gone (deleted while the walk ran), not that it is hidden from the walk. */
+const VANISHED = new Set(["ENOENT", "ENOTDIR"]);
+
+/**
+ * Allocated bytes under `root` (symlinks not followed). An entry deleted
+ * while the walk runs is skipped; one the walk cannot read (a path longer
+ * than PATH_MAX, which a command builds with relative mkdir/chdir, or a
+ * directory its owner made unreadable to a non-root service) makes the
+ * result incomplete, so whatever lies below it can never go uncounted.
+ */
 export async function measureDiskUsage(root: string, maxEntries = MAX_QUOTA_ENTRIES): Promise<DiskUsage> {
   let bytes = 0;
   let entries = 0;
+  let unmeasured: string | undefined;
   const seen = new Set<string>();
+  const hidden = (p: string, err: unknown): boolean => {
+    const code = (err as NodeJS.ErrnoException | undefined)?.code ?? String(err);
+    if (VANISHED.has(code)) return false;
+    unmeasured ??= `${path.relative(root, p).slice(0, 200)}: ${code}`;
+    return true;
+  };
   const charge = async (p: string): Promise<boolean> => {
     let st;
     try {
       st = await lstat(p);
-    } catch {
+    } catch (err) {
+      hidden(p, err);
       return false;
     }
     if (st.nlink > 1 && !st.isDirectory()) {
@@ -62,7 +81,8 @@ export async function measureDiskUsage(root: string, maxEntries = MAX_QUOTA_ENTR
     let list: Dirent[];
     try {
       list = await readdir(dir, { withFileTypes: true });
-    } catch {
+    } catch (err) {
+      hidden(dir, err);
       continue;
     }
     for (let i = 0; i < list.length; i += 256) {
@@ -75,7 +95,14 @@ export async function measureDiskUsage(root: string, maxEntries = MAX_QUOTA_ENTR
       });
     }
   }
-  return { bytes, entries, complete: true };
+  return unmeasured === undefined ? { bytes, entries, complete: true } : { bytes, entries, complete: false, unmeasured };
+}
+
+/** Why an incomplete measurement counts as over quota, for the messages. */
+function incompleteReason(u: DiskUsage): string {
+  return u.unmeasured !== undefined
+    ? `${SCOPE} contain a path that cannot be measured (${u.unmeasured}; e.g. nested deeper than the host's path length limit), which counts as over the quota`
+    : `${SCOPE} hold more than ${MAX_QUOTA_ENTRIES} entries`;
 }
 
 /** `5 MiB`, `1.5 GiB`, `812 B`. */
@@ -160,7 +187,7 @@ export class ThreadDiskQuota {
     if (this.exceeded({ ...u, bytes: u.bytes + delta })) {
       const detail = u.complete
         ? `writing ${what} (${formatBytes(delta)}) would bring ${SCOPE} to ${formatBytes(u.bytes + delta)}, over the quota of ${formatBytes(this.quotaBytes)}`
-        : `${SCOPE} hold more than ${MAX_QUOTA_ENTRIES} entries`;
+        : incompleteReason(u);
       throw new SandboxError(`Disk quota exceeded: ${detail} (${SETTING}). Delete files under /mnt/user-data or raise ${SETTING}.`, {
         code: "disk_quota_exceeded",
         details: { usage_bytes: u.bytes, quota_bytes: this.quotaBytes, requested_bytes: delta, setting: SETTING },
@@ -171,7 +198,7 @@ export class ThreadDiskQuota {
 
   /** The notice a command's result carries when usage is over the quota (`killed`: the command was stopped for it). */
   notice(u: DiskUsage, killed: boolean): string {
-    const now = u.complete ? `${SCOPE} use ${formatBytes(u.bytes)}, over the disk quota of ${formatBytes(this.quotaBytes)}` : `${SCOPE} hold more than ${MAX_QUOTA_ENTRIES} entries`;
+    const now = u.complete ? `${SCOPE} use ${formatBytes(u.bytes)}, over the disk quota of ${formatBytes(this.quotaBytes)}` : incompleteReason(u);
     return killed
       ? `Command killed: disk quota exceeded: ${now} (${SETTING}). Delete files under /mnt/user-data or raise ${SETTING}.`
       : `Disk quota exceeded: ${now} (${SETTING}); further writes are refused until files are deleted.`;

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { linkSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -25,6 +26,23 @@ describe("disk quota accounting", () => {
     expect(u.bytes).toBeGreaterThanOrEqual(2 * MiB);
     expect(u.bytes).toBeLessThan(3 * MiB);
     expect((await measureDiskUsage(d, 1)).complete).toBe(false);
+  });
+
+  it("a part of the tree the walk cannot read counts as over quota instead of as empty", async () => {
+    const d = dir("deep");
+    // Deeper than PATH_MAX from the root: lstat/readdir by full path fail with ENAMETOOLONG.
+    execFileSync("python3", ["-c", "import os\nfor _ in range(25): os.mkdir('d' * 200); os.chdir('d' * 200)\nopen('f', 'wb').write(bytes(1 << 20))"], { cwd: path.join(d, "workspace") });
+    try {
+      const u = await measureDiskUsage(d);
+      expect(u.complete).toBe(false);
+      expect(u.unmeasured).toMatch(/^workspace\/d+.*ENAMETOOLONG/);
+      const q = new ThreadDiskQuota(d, 64 * MiB);
+      const err = await q.reserve(1, "/mnt/user-data/workspace/x").catch((e: unknown) => e);
+      expect((err as SandboxError).code).toBe("disk_quota_exceeded");
+      expect((err as Error).message).toMatch(/cannot be measured .*ENAMETOOLONG/);
+    } finally {
+      execFileSync("/bin/rm", ["-rf", d]);
+    }
   });
 
   it("refuses growth past the quota with the setting named, and never on a stale cache", async () => {

@@ -165,6 +165,24 @@ describe.skipIf(!HAS_BWRAP)("sandbox limits (real bubblewrap)", () => {
       expect(typeof ok === "string" ? ok : ok.content).toBe("OK");
     });
 
+    it("files below a path longer than the host's PATH_MAX still count (the walk cannot skip them)", async () => {
+      // Relative mkdir/cd nests deeper than 4096 bytes of host path; a walk that skips what it cannot lstat would miss the 8 MiB.
+      const deep = "python3 -c 'import os\nfor _ in range(25): os.mkdir(\"d\" * 200); os.chdir(\"d\" * 200)\nopen(\"hidden.bin\", \"wb\").write(bytes(8 << 20))'";
+      const rm = () => sb.executeCommand(`rm -rf "$(printf 'd%.0s' $(seq 200))" && echo removed`);
+      try {
+        const res = await sb.executeCommand(`${deep} && echo wrote`);
+        expect(res.stdout).toContain("wrote");
+        expect(res.stderr).toMatch(/Disk quota exceeded: .*cannot be measured .*ENAMETOOLONG.*sandbox\.limits\.disk_quota_bytes/);
+        const refused = await sb.writeFile("/mnt/user-data/workspace/after.txt", "x").catch((e: unknown) => e);
+        expect((refused as SandboxError).code).toBe("disk_quota_exceeded");
+      } finally {
+        // Removed from inside (rm walks by directory fd); the host's recursive rm stops at PATH_MAX too.
+        const removed = await rm();
+        expect(removed.stdout).toContain("removed");
+        expect(removed.stderr).not.toMatch(/quota/);
+      }
+    }, 30_000);
+
     it("a command that keeps running after passing the quota is killed", async () => {
       // Without the quota watch this command would sleep 20 s and print "survived".
       const res = await sb.executeCommand("head -c 8M /dev/zero > grow.bin; sleep 20; echo survived", { timeoutMs: 25_000 });
