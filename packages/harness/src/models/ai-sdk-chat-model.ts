@@ -30,6 +30,12 @@ export interface AiSdkChatModelOptions {
   /** Send non-leading system messages as user turns. */
   leadingSystemOnly?: boolean;
   mapSettings?: SettingsMapper;
+  /**
+   * The credentials this model sends (its API key, its configured header
+   * values): scrubbed from every error text wherever they occur, since a
+   * proxy may quote them in prose that no credential pattern recognises.
+   */
+  secrets?: readonly string[];
 }
 
 /** Merge default and per-call settings (call wins; provider options merge deeply). */
@@ -105,7 +111,7 @@ export class AiSdkChatModel implements ChatModel {
     };
     const fail = (err: unknown): unknown => {
       if (outer?.aborted) return outer.reason ?? err;
-      return toModelCallError(err, { provider: o.provider, model: o.modelName, timedOut, timeoutMs });
+      return toModelCallError(err, { provider: o.provider, model: o.modelName, timedOut, timeoutMs, secrets: o.secrets });
     };
 
     const call: LanguageModelV3CallOptions = {

@@ -1,7 +1,10 @@
 import { APICallError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { ModelCallError } from "../../src/errors";
-import { toModelCallError } from "../../src/models";
+import { humanMessage } from "../../src/messages";
+import { collectModelStream, createChatModel, toModelCallError } from "../../src/models";
+import { startScriptedLLMServer } from "../../src/testing/scripted-http";
+import { configWithModels } from "./helpers";
 
 const KEY = "sk-live-0123456789abcdef";
 
@@ -27,5 +30,29 @@ describe("toModelCallError scrubs credentials", () => {
     expect(err.kind).toBe("connection");
     expect(err.message).not.toContain(KEY.slice(3));
     expect(((err.cause as Error).cause as { code?: string }).code).toBe("ECONNREFUSED");
+  });
+});
+
+describe("a configured model's own credentials", () => {
+  it("are scrubbed from its errors whatever shape they have (a gateway key echoed in prose, a custom auth header)", async () => {
+    // neither value has a recognisable key shape, and the proxy quotes them without a header name
+    const key = "corp-gateway-7Q2mX9vL4kT8pR1z";
+    const header = "tenant-secret-5Hs8Kd2Lq9Wz";
+    const server = await startScriptedLLMServer({ script: [{ fault: "bad_request", message: `Key ${key} is not valid for tenant ${header}.` }] });
+    try {
+      const entry = `  - name: m\n    use: openai-compatible\n    model: scripted\n    api_key: ${key}\n    base_url: ${server.url}/v1\n    default_headers:\n      X-Tenant-Auth: ${header}\n`;
+      const { model } = createChatModel(configWithModels(entry), "m", { thinkingEnabled: false });
+      const err = await collectModelStream(model.stream({ messages: [humanMessage("hi")], tools: [] })).then(
+        () => undefined,
+        (e: unknown) => e as ModelCallError,
+      );
+      expect(err).toBeInstanceOf(ModelCallError);
+      expect(err!.message).toContain("is not valid for tenant");
+      const text = JSON.stringify({ m: err!.message, c: (err!.cause as Error).message, s: String(err!.stack) });
+      expect(text).not.toContain(key);
+      expect(text).not.toContain(header);
+    } finally {
+      await server.close();
+    }
   });
 });
