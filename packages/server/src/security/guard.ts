@@ -80,7 +80,9 @@ export class RequestGuard {
   middleware(): MiddlewareHandler {
     return async (c, next) => {
       const url = new URL(c.req.url);
-      if (OPEN_PATHS.has(url.pathname)) return next();
+      // the path as the router matches it (percent-escapes decoded): `/%61pi/…` is routed to the API too
+      const routed = c.req.path;
+      if (OPEN_PATHS.has(routed)) return next();
       const { hosts, origins } = this.current();
       const defaultPort = url.protocol === "https:" ? 443 : 80;
       const hostHeader = c.req.header("host");
@@ -107,7 +109,7 @@ export class RequestGuard {
       const refusal = originRefusal({ method, origin: originHeader, secFetchSite: c.req.header("sec-fetch-site"), ownOrigin, allowedOrigins: origins });
       if (refusal) return refuse(c, refusal);
       const extra: Record<string, string> = {};
-      if (isApiPath(url.pathname)) Object.assign(extra, API_SECURITY_HEADERS);
+      if (isApiPath(routed)) Object.assign(extra, API_SECURITY_HEADERS);
       if (allowedCors) Object.assign(extra, corsHeaders(origin));
       // SSE streams write straight to the Node response (sse-response.ts): its headers are set there too
       const outgoing = nodeOutgoing(c);

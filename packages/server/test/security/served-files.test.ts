@@ -97,6 +97,15 @@ describe("files served from a thread never render as active content", () => {
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
+  it("an API path spelled with percent-escapes (routed the same) gets the same headers", async () => {
+    for (const url of [`${gw.url}/%61pi/threads/files-1`, `${gw.url}/%61pi/threads/files-1/artifacts/mnt/user-data/outputs/missing.txt`]) {
+      const res = await fetch(url);
+      expect(res.status, url).not.toBe(405);
+      expect(res.headers.get("content-security-policy"), url).toBe("sandbox");
+      expect(res.headers.get("x-content-type-options"), url).toBe("nosniff");
+    }
+  });
+
   it("classification table", () => {
     expect(servedFile("text/html", false)).toEqual({ disposition: "attachment", contentType: "application/octet-stream" });
     expect(servedFile("application/rss+xml", false).disposition).toBe("attachment");
