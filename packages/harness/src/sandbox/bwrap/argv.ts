@@ -53,6 +53,9 @@ export interface BwrapCommandSpec {
   stage?: StageTools;
 }
 
+/** Upper bound of the sandbox's `/dev/shm` (as a container runtime's default); never above `tmp_size_bytes`. */
+export const DEV_SHM_MAX_BYTES = 64 * 1024 * 1024;
+
 /** Read-only system paths a minimal root needs (bound when present). */
 const SYSTEM_RO = ["/etc/ld.so.cache", "/etc/alternatives"];
 /** Extra read-only paths in network modes: TLS roots and `localhost` (no resolv.conf: the egress proxy resolves names). */
@@ -93,6 +96,10 @@ export function bwrapArgParts(spec: Pick<BwrapCommandSpec, "binds" | "network" |
   if (existsSync("/usr/lib32")) a.push("--symlink", "usr/lib32", "/lib32");
   for (const p of spec.network ? [...SYSTEM_RO, ...NETWORK_RO] : SYSTEM_RO) a.push("--ro-bind-try", p, p);
   a.push("--proc", "/proc", "--dev", "/dev");
+  // bwrap's /dev is a tmpfs owned by the sandbox uid and as large as half the RAM, a second /tmp outside
+  // tmp_size_bytes: /dev/shm gets its own bounded tmpfs and /dev itself is made read-only (device nodes stay usable).
+  if (spec.tmpSizeBytes && spec.tmpSizeBytes > 0) a.push("--size", String(Math.min(spec.tmpSizeBytes, DEV_SHM_MAX_BYTES)));
+  a.push("--tmpfs", "/dev/shm", "--remount-ro", "/dev");
   if (spec.tmpSizeBytes && spec.tmpSizeBytes > 0) a.push("--size", String(spec.tmpSizeBytes));
   a.push("--tmpfs", "/tmp");
   for (const b of spec.binds) {

@@ -127,6 +127,22 @@ describe.skipIf(!HAS_BWRAP)("sandbox limits (real bubblewrap)", () => {
     await p.shutdown();
   }, 30_000);
 
+  it("/dev is not a second, unbounded /tmp: nothing can be written there and /dev/shm is size-limited too", async () => {
+    const p = new BwrapSandboxProvider(parseSandboxConfig({ use: "bwrap", limits: { tmp_size_bytes: 8 * 1024 * 1024 } }), { baseDir: base.dir });
+    const sb = await sandboxOf(p, "dev-size");
+    // bwrap's /dev is a tmpfs the sandbox uid owns, sized at half the RAM: without a memory cgroup nothing else bounds it.
+    const res = await sb.executeCommand(
+      "head -c 16M /dev/zero > /dev/fill; echo dev=$?; head -c 16M /dev/zero > /dev/shm/fill; echo shm=$?; wc -c < /dev/shm/fill; echo hi > /dev/null && echo null-ok; ls /dev/zero /dev/urandom /dev/pts >/dev/null && echo devices-ok",
+    );
+    expect(res.stdout).not.toContain("dev=0");
+    expect(res.stderr).toMatch(/\/dev\/fill: Read-only file system/);
+    expect(res.stdout).toContain("shm=1");
+    expect(Number(res.stdout.split("\n").find((l) => /^\d+$/.test(l.trim())))).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(res.stdout).toContain("null-ok");
+    expect(res.stdout).toContain("devices-ok");
+    await p.shutdown();
+  }, 30_000);
+
   describe("per-thread disk quota (5 MiB configured)", () => {
     const MiB = 1024 * 1024;
     let p: BwrapSandboxProvider;
