@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { PassThrough } from "node:stream";
 import type { Readable, Writable } from "node:stream";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { ReadBuffer, serializeMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
@@ -78,7 +78,16 @@ export class LaunchedStdioTransport implements Transport {
       if (this.spec.fd3) (child.stdio[3] as Writable).on("error", () => undefined);
       child.stdin?.on("error", (err) => this.onerror?.(err));
       child.stdout?.on("data", (chunk: Buffer) => {
-        this.readBuffer.append(chunk);
+        try {
+          this.readBuffer.append(chunk);
+        } catch {
+          // The read buffer refuses a line past its bound (and throws): inside this listener that would be an
+          // uncaught exception ending the whole gateway. The session ends instead; the server is restarted on use.
+          this.onerror?.(new Error(`MCP server wrote a message larger than ${STDIO_DEFAULT_MAX_BUFFER_SIZE / (1024 * 1024)} MiB without a line break; session closed`));
+          child.stdout?.removeAllListeners("data");
+          child.kill("SIGKILL");
+          return;
+        }
         this.drain();
       });
       child.stdout?.on("error", (err) => this.onerror?.(err));
