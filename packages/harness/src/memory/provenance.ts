@@ -5,8 +5,10 @@
  * knows which parts of the turn were tool results or upload contents, decides
  * the provenance, and the model's own label can only lower it:
  *
- * - A turn with no tool output and no upload contents yields `user` facts
- *   (unless the model labelled a fact `tool` / `upload`).
+ * - A thread with no tool output and no upload contents so far yields
+ *   `user` facts (unless the model labelled a fact `tool` / `upload`). The
+ *   earlier turns count too: the assistant may repeat in a later turn what
+ *   a page said in an earlier one.
  * - Otherwise a fact is `user` only when it is grounded in the user's own
  *   words: at least {@link USER_GROUNDING} of its content words occur in the
  *   human messages of the turn, none of its other words comes from the tool

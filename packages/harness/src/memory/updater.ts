@@ -121,7 +121,9 @@ export class MemoryUpdater {
       const temperature = typeof cfg.model === "object" && cfg.model?.temperature != null ? cfg.model.temperature : undefined;
       const answer = await collectModelStream(model.stream({ messages: [systemMessage(prompt.system), humanMessage(prompt.user)], tools: [], settings: temperature !== undefined ? { temperature } : {} }));
       const update = parseMemoryUpdate(contentText(answer.content));
-      const evidence = feedEvidence(feed);
+      // The whole thread as queued, not just the new turns: the assistant's words in a later turn may repeat a page
+      // or a document it read earlier, and a fact resting on them rests on that page.
+      const evidence = feedEvidence(item.turns);
       const untrusted = hasUntrusted(evidence);
       let saved: MemoryDocument | null = null;
       for (let attempt = 0; attempt < 3 && !saved; attempt++) {
