@@ -15,6 +15,8 @@ import { createEmbedder } from "./embeddings";
 import type { EmbeddingModelEntry, MemoryEmbedder } from "./embeddings";
 import { selectForCapacity } from "./eviction";
 import { MemoryIndex } from "./index-db";
+import { leastTrusted } from "./provenance";
+import type { FactProvenance } from "./provenance";
 import { formatMemoryInjection } from "./injection";
 import type { InjectionOutput } from "./injection";
 import { detectSignals, filterMessagesForMemory, filterTrivial } from "./message-filter";
@@ -65,6 +67,8 @@ export interface FactInput {
   content: string;
   category?: string;
   confidence?: number;
+  /** Who the fact rests on (default the user's; `memory_add` in a run that read tool output passes `tool` / `upload`). */
+  provenance?: FactProvenance;
 }
 
 function isResolved(c: unknown): c is ResolvedMemoryConfig {
@@ -306,7 +310,7 @@ export class MemoryService {
     const id = newFactId();
     const memory = this.mutate(scope, (doc) => {
       if (doc.facts.some((f) => factContentKey(f.content) === key)) throw new MemoryFactError("memory_fact_duplicate", "A fact with the same content already exists.");
-      const fact: MemoryFact = { id, content, category: input.category?.trim() || "context", confidence, createdAt: new Date().toISOString(), source: "manual" };
+      const fact: MemoryFact = { id, content, category: input.category?.trim() || "context", confidence, createdAt: new Date().toISOString(), source: "manual", ...(input.provenance && input.provenance !== "user" ? { provenance: input.provenance } : {}) };
       const kept = selectForCapacity([...doc.facts, fact], this.config.backend).kept;
       if (!kept.some((f) => f.id === id)) throw new MemoryFactError("memory_fact_evicted", "Fact was not stored because the configured memory.max_facts capacity policy evicted it");
       return { ...doc, facts: kept };
@@ -329,7 +333,8 @@ export class MemoryService {
         if (doc.facts.some((f) => f.id !== factId && factContentKey(f.content) === key)) throw new MemoryFactError("memory_fact_duplicate", "A fact with the same content already exists.");
       }
       const f = doc.facts[i];
-      doc.facts[i] = { ...f, content: patch.content?.trim() ?? f.content, category: patch.category?.trim() || f.category, confidence: patch.confidence ?? f.confidence, updatedAt: new Date().toISOString() };
+      const provenance = patch.provenance ? leastTrusted(f.provenance === "tool" || f.provenance === "upload" ? f.provenance : "user", patch.provenance) : undefined;
+      doc.facts[i] = { ...f, content: patch.content?.trim() ?? f.content, category: patch.category?.trim() || f.category, confidence: patch.confidence ?? f.confidence, updatedAt: new Date().toISOString(), ...(provenance && provenance !== "user" ? { provenance } : {}) };
       return doc;
     });
   }

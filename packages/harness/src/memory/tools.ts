@@ -5,14 +5,34 @@
  * error tool messages, never thrown into the run.
  */
 import { z } from "zod";
+import type { Message } from "../messages";
 import { tool } from "../tools";
 import type { ToolDefinition, ToolRuntime } from "../tools";
+import { instructionProblem } from "./directives";
+import { feedEvidence, filterMessagesForMemory } from "./message-filter";
+import { ProvenanceJudge } from "./provenance";
+import type { FactProvenance } from "./provenance";
 import type { MemoryService } from "./service";
 import type { MemoryScope } from "./types";
 
 function scopeOf(rt: ToolRuntime): MemoryScope {
   const agent = rt.context.agent_name;
   return { userId: rt.context.user_id || "default", agentName: typeof agent === "string" && agent ? agent : null };
+}
+
+/**
+ * Who a fact the model writes rests on: the model writing it is the one a
+ * fetched page or an uploaded document may be talking to, so the run's tool
+ * output decides as it does for the updater (see `provenance.ts`), and such a
+ * fact may not instruct. Throws with the reason when it would.
+ */
+function judgeWrite(rt: ToolRuntime, content: string): FactProvenance {
+  const messages = ((rt.state as { messages?: readonly Message[] }).messages ?? []) as readonly Message[];
+  const judge = new ProvenanceJudge(feedEvidence(filterMessagesForMemory(messages)));
+  const provenance = judge.decide(content, null);
+  const problem = provenance === "user" ? null : instructionProblem(content, judge.userText);
+  if (problem) throw new Error(`Not remembered: this run read tool output or uploads, and the fact ${problem}; facts taken from them may not instruct the assistant.`);
+  return provenance;
 }
 
 const fail = (err: unknown) => ({ content: JSON.stringify({ error: err instanceof Error ? err.message : String(err) }), status: "error" as const });
@@ -46,7 +66,7 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
     }),
     execute: (args, rt) => {
       try {
-        const { factId } = service.createFact(scopeOf(rt), args);
+        const { factId } = service.createFact(scopeOf(rt), { ...args, provenance: judgeWrite(rt, args.content) });
         return JSON.stringify({ fact_id: factId, status: "added" });
       } catch (err) {
         return fail(err);
@@ -64,7 +84,8 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
     }),
     execute: (args, rt) => {
       try {
-        service.updateFact(scopeOf(rt), args.fact_id, { content: args.content ?? undefined, category: args.category ?? undefined, confidence: args.confidence ?? undefined });
+        const provenance = args.content ? judgeWrite(rt, args.content) : undefined;
+        service.updateFact(scopeOf(rt), args.fact_id, { content: args.content ?? undefined, category: args.category ?? undefined, confidence: args.confidence ?? undefined, provenance });
         return JSON.stringify({ fact_id: args.fact_id, status: "updated" });
       } catch (err) {
         return fail(err);
