@@ -58,7 +58,8 @@ function clauses(text: string): string[] {
 }
 
 function isImperative(clause: string): boolean {
-  const words = clause.replace(LEAD_PHRASES, "").toLowerCase().match(/[a-z][a-z']*/g) ?? [];
+  const unled = clause.replace(LEAD_PHRASES, "");
+  const words = unled.toLowerCase().match(/[a-z][a-z']*/g) ?? [];
   let i = 0;
   while (i < words.length && LEAD_ADVERBS.has(words[i]!)) i++;
   const verb = words[i];
@@ -67,7 +68,10 @@ function isImperative(clause: string): boolean {
   if (NOT_A_VERB.has(verb)) return false;
   // "sends", "used", "using": third-person, past or gerund forms describe, they do not command.
   if (/(?:[^s]s|ed|ing)$/.test(verb)) return false;
-  return OBJECT_START.has(next);
+  // Led by "always" / "never" / "please" / "from now on", a bare verb is an order whatever follows it
+  // ("never ask before…", "always skip tests"); a fact would say "always uses", "never eats".
+  const led = i > 0 || unled !== clause;
+  return led || OBJECT_START.has(next);
 }
 
 /** The addresses (URLs, e-mail addresses, `host/path` forms) in `text`, lower case, without trailing punctuation. */
