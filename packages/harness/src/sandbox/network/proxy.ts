@@ -187,6 +187,7 @@ export class EgressProxy {
 
   private async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const send = (status: number, message: string) => {
+      if (res.writableEnded) return;
       if (res.headersSent) return void res.destroy();
       res.writeHead(status, { "content-type": "text/plain; charset=utf-8", connection: "close" }).end(message);
     };
@@ -221,7 +222,14 @@ export class EgressProxy {
     });
     upReq.on("timeout", () => upReq.destroy(new Error("upstream idle timeout")));
     upReq.on("error", (err) => send(502, `deerflow sandbox network: ${decision.host}:${port} failed (${err.message}).\n`));
+    let answered = false;
+    // Node's client drops a 101 to a request that asked for no upgrade with neither 'response' nor 'error':
+    // without this the sandbox's connection would wait for an answer that never comes.
+    upReq.on("close", () => {
+      if (!answered) send(502, `deerflow sandbox network: ${decision.host}:${port} failed (the connection ended without a usable response).\n`);
+    });
     upReq.on("response", (upRes) => {
+      answered = true;
       upRes.on("error", () => res.destroy());
       res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, forwardHeaders(upRes.headers));
       upRes.pipe(res);

@@ -153,6 +153,17 @@ describe("egress proxy (Unix socket, CONNECT and absolute-form HTTP)", () => {
     expect(ok).toContain("web says hi to /after");
   });
 
+  it("an upstream that ends without a usable response (101 to a plain request) gets the client a 502, not a hung connection", async () => {
+    const switcher = net.createServer((s) => {
+      s.on("error", () => undefined);
+      s.once("data", () => s.end("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\nraw"));
+    });
+    const port = await listen(switcher, "127.0.0.2");
+    const res = await exchange(socketPath, `GET http://127.0.0.2:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(res).toMatch(/^HTTP\/1\.1 502[\s\S]*127\.0\.0\.2:\d+ failed/);
+    switcher.close();
+  });
+
   it("a refused upstream is a 502 naming the target", async () => {
     const closed = net.createServer();
     const port = await listen(closed, "127.0.0.2");
