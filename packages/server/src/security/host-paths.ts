@@ -83,9 +83,11 @@ export class HostPathMasker {
     const list = [...roots].filter((r) => r !== path.sep).sort((a, b) => b.length - a.length).map(escapeRe);
     if (!list.length) return;
     const alt = list.join("|");
+    // a data dir ends where a name character would continue it (`/srv/deer` is not `/srv/deer-old`), so a
+    // path that ends a sentence, a list or a bracket is rewritten too
     const seg = `[^/\\\\\\s'"\`]+`;
-    this.thread = new RegExp(`(?:${alt})[/\\\\]users[/\\\\]${seg}[/\\\\]threads[/\\\\]${seg}[/\\\\]user-data(?=[/\\\\\\s'"\`:,;)]|$)`, "g");
-    this.roots = new RegExp(`(?:${alt})(?=[/\\\\\\s'"\`:,;)]|$)`, "g");
+    this.thread = new RegExp(`(?:${alt})[/\\\\]users[/\\\\]${seg}[/\\\\]threads[/\\\\]${seg}[/\\\\]user-data(?![\\p{L}\\p{N}_-])`, "gu");
+    this.roots = new RegExp(`(?:${alt})(?![\\p{L}\\p{N}_-])`, "gu");
   }
 
   /** `text` with host paths replaced. */

@@ -117,5 +117,16 @@ describe("host paths never leave the server", () => {
     expect(m.maskText("/srv/deer/users/u1/threads/t1/user-data/outputs/a.md")).toBe("/mnt/user-data/outputs/a.md");
     expect(m.maskText("at /srv/deer: gone")).toBe("at <data dir>: gone");
     expect(m.maskText("/srv/deerfield/x")).toBe("/srv/deerfield/x");
+    expect(m.maskText("/srv/deer-old/x and /srv/deer2")).toBe("/srv/deer-old/x and /srv/deer2");
+  });
+
+  it("the masker also rewrites a path that ends a sentence, a list or a bracket", () => {
+    const m = new HostPathMasker(["/srv/deer"]);
+    expect(m.maskText("The thread quota is exceeded in /srv/deer/users/u1/threads/t1/user-data.")).toBe("The thread quota is exceeded in /mnt/user-data.");
+    expect(m.maskText("No space left under /srv/deer.")).toBe("No space left under <data dir>.");
+    for (const end of ["]", "}", ">", "!", "?", "|", "\u00a0", "\u201d"]) {
+      const text = m.maskText(`paths [/srv/deer${end} /srv/deer/users/u/threads/t/user-data${end}`);
+      expect(text, JSON.stringify(end)).not.toContain("/srv/deer");
+    }
   });
 });
