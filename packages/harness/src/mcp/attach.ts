@@ -8,6 +8,7 @@ import { mcpConfigResponse, readRawExtensionsConfig, writeMcpServers } from "./c
 import type { McpConfigResponse, McpEntryValidator } from "./config-file";
 import type { McpConfigSource } from "./config-source";
 import { McpPool } from "./pool";
+import { removeThreadServerDirs } from "./server-dirs";
 
 /** What {@link attachMcp} needs from the runtime (structural, so the runtime module is not imported here). */
 export interface McpHost {
@@ -82,6 +83,9 @@ export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message
   host.extensions.mcp = pool;
   host.onThreadDeleted(async (threadId, userId) => {
     await pool.closeThread(threadId, userId).catch((err: unknown) => log(`[deerflow] MCP: closing sessions of thread ${threadId} failed: ${errorMessage(err)}`));
+    // The thread's own home and cache in each server's launch directory go with it.
+    const left = await removeThreadServerDirs(host.dataDir, threadDirs(host.dataDir, threadId, userId).userData);
+    for (const d of left) log(`[deerflow] MCP: could not remove ${d} of deleted thread ${threadId}`);
   });
   host.onClose(() => pool.close());
   return pool;

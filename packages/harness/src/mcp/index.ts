@@ -51,7 +51,7 @@ export { guardApiSubmittedEntry, MCP_API_ENV_ALLOWLIST_KEY } from "./api-guard";
 export { isSensitiveKey, maskArgs, maskUrlsIn, restoreMaskedArgs, restoreMaskedUrl } from "./secret-mask";
 export { planStdioLaunch, sandboxOptOut } from "./launch-plan";
 export type { LaunchScope, McpLaunchSettings, StdioLaunch } from "./launch-plan";
-export { ensureMcpServerDirs, MCP_SERVERS_DIR, mcpServerDirName, mcpServerDirs } from "./server-dirs";
+export { ensureMcpServerDirs, MCP_SERVERS_DIR, mcpServerDirName, mcpServerDirs, removeThreadServerDirs } from "./server-dirs";
 export type { McpServerDirs } from "./server-dirs";
 export { buildMcpSandboxLaunch, MCP_SANDBOX_CACHE, MCP_SANDBOX_HOME, MCP_SANDBOX_ROOT, mcpBwrapOptions } from "./sandboxed-launch";
 export type { McpSandboxLaunch, McpSandboxSpec } from "./sandboxed-launch";

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, chownSync, lstatSync, mkdirSync, rmSync } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { McpError } from "./errors";
 
@@ -98,13 +99,41 @@ export function ensureMcpServerDirs(dirs: McpServerDirs, server: string, owner?:
  * that another thread's next session runs with that thread's files.
  */
 export function ensureThreadServerDirs(dirs: McpServerDirs, server: string, threadUserData: string, owner?: { uid: number; gid: number }): { home: string; cache: string } {
-  const key = createHash("sha256").update(path.resolve(threadUserData)).digest("hex").slice(0, 24);
-  const base = path.join(dirs.root, MCP_THREAD_HOMES_DIR, key);
+  const base = path.join(dirs.root, MCP_THREAD_HOMES_DIR, threadKey(threadUserData));
   serviceDir(path.dirname(base), server);
   serviceDir(base, server);
   const out = { home: path.join(base, "home"), cache: path.join(base, "cache") };
   for (const d of [out.home, out.cache]) serverWritableDir(d, owner);
   return out;
+}
+
+function threadKey(threadUserData: string): string {
+  return createHash("sha256").update(path.resolve(threadUserData)).digest("hex").slice(0, 24);
+}
+
+/**
+ * Remove one thread's home and cache from every server's launch directory
+ * (when the thread is deleted; its sessions must be closed first).
+ * @returns the directories that could not be removed (with the error), for the log.
+ */
+export async function removeThreadServerDirs(dataDir: string, threadUserData: string): Promise<string[]> {
+  const parent = path.join(path.resolve(dataDir), MCP_SERVERS_DIR);
+  let servers: string[];
+  try {
+    servers = await readdir(parent);
+  } catch {
+    return [];
+  }
+  const failed: string[] = [];
+  for (const name of servers) {
+    const dir = path.join(parent, name, MCP_THREAD_HOMES_DIR, threadKey(threadUserData));
+    try {
+      await rm(dir, { recursive: true, force: true });
+    } catch (err) {
+      failed.push(`${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+  return failed;
 }
 
 /** A fresh private temp dir for one session (removed by the returned function when the session ends). */

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extensionsConfigSchema } from "../../src/config";
 import type { McpServerConfig } from "../../src/config";
-import { mcpServerDirName, planStdioLaunch } from "../../src/mcp";
+import { mcpServerDirName, planStdioLaunch, removeThreadServerDirs } from "../../src/mcp";
 import type { McpLaunchSettings } from "../../src/mcp";
 import { threadDirs } from "../../src/sandbox";
 import { bwrapUsable, FIXTURES, SANDBOX_RUN_AS } from "./_helpers";
@@ -128,5 +128,24 @@ describe("planStdioLaunch", () => {
     expect(options).toContain("tok-123");
     expect(options).toContain("/mnt/user-data/workspace");
     expect(options).not.toContain("--unshare-net");
+  });
+
+  it.skipIf(!bwrapUsable())("sandboxed thread sessions get that thread's own home and cache, removed with the thread", async () => {
+    const a = threadDirs(dataDir, "home-a", "u1");
+    const b = threadDirs(dataDir, "home-b", "u1");
+    const homes = path.join(dataDir, "mcp-servers", "homes", "threads");
+    const plan = async (thread: typeof a) => {
+      const launch = await planStdioLaunch("homes", server({ command: "node", args: [PROBE] }), {}, { thread }, { ...settings, sandbox: "auto" });
+      launch.onExit?.();
+      return fs.readdirSync(homes).sort();
+    };
+    const afterA = await plan(a);
+    expect(afterA).toHaveLength(1);
+    expect(fs.readdirSync(path.join(homes, afterA[0])).sort()).toEqual(["cache", "home"]);
+    expect(await plan(a)).toEqual(afterA);
+    const afterB = await plan(b);
+    expect(afterB).toHaveLength(2);
+    expect(await removeThreadServerDirs(dataDir, a.userData)).toEqual([]);
+    expect(fs.readdirSync(homes)).toEqual(afterB.filter((k) => k !== afterA[0]));
   });
 });
