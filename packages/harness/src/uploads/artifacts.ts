@@ -1,4 +1,6 @@
-import { open, realpath, stat } from "node:fs/promises";
+import { constants as FS } from "node:fs";
+import { open, readlink, realpath } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { PathAccessError } from "../errors";
 import { UploadError } from "./errors";
@@ -60,14 +62,33 @@ export interface ResolvedArtifact {
 /** Bytes sniffed to tell text from binary for unknown extensions. */
 const SNIFF_BYTES = 8192;
 
+/** An artifact opened for reading: the caller streams from `handle` and closes it. */
+export interface OpenedArtifact extends ResolvedArtifact {
+  /** Opened without following a final symlink and checked to be the file inside the thread (see {@link openArtifact}). */
+  handle: FileHandle;
+}
+
+function notFound(virtualPath: string): UploadError {
+  return new UploadError("artifact_not_found", `Artifact not found: ${virtualPath}`, 404, { details: { path: virtualPath } });
+}
+
+function outside(virtualPath: string): PathAccessError {
+  return new PathAccessError(`Access denied: '${virtualPath}' resolves outside the thread's user-data directory.`, { details: { path: virtualPath } });
+}
+
 /**
- * Locate an artifact of a thread without reading it all (the gateway streams
- * it, with Range support). The real path (symlinks resolved) must stay inside
- * the thread's real `user-data` directory, so a planted symlink to
- * `/etc/passwd` is refused (PathAccessError). Missing → 404, directory or
- * special file → 400 ({@link UploadError}).
+ * Open an artifact of a thread for streaming (the gateway serves it with
+ * Range support). The real path (symlinks resolved) must stay inside the
+ * thread's real `user-data` directory, so a planted symlink to `/etc/passwd`
+ * is refused (PathAccessError). The file is then opened with `O_NOFOLLOW` and
+ * the opened descriptor itself is checked again (`/proc/self/fd`), because the
+ * agent's sandbox writes these directories while the gateway reads them: a
+ * directory swapped for a symlink between the check and the open must not
+ * lead the read outside. Everything later (size, sniffing, streaming) reads
+ * that descriptor. Missing → 404, directory or special file → 400
+ * ({@link UploadError}).
  */
-export async function resolveArtifact(paths: ThreadPaths, virtualPath: string): Promise<ResolvedArtifact> {
+export async function openArtifact(paths: ThreadPaths, virtualPath: string): Promise<OpenedArtifact> {
   const host = artifactHostPath(paths, virtualPath);
   let real: string;
   let rootReal: string;
@@ -75,24 +96,48 @@ export async function resolveArtifact(paths: ThreadPaths, virtualPath: string): 
     real = await realpath(host);
     rootReal = await realpath(paths.userData);
   } catch {
-    throw new UploadError("artifact_not_found", `Artifact not found: ${virtualPath}`, 404, { details: { path: virtualPath } });
+    throw notFound(virtualPath);
   }
-  if (!within(rootReal, real)) {
-    throw new PathAccessError(`Access denied: '${virtualPath}' resolves outside the thread's user-data directory.`, { details: { path: virtualPath } });
+  if (!within(rootReal, real)) throw outside(virtualPath);
+  let handle: FileHandle;
+  try {
+    // O_NONBLOCK: a FIFO planted under the artifact's name must not hang the open.
+    handle = await open(real, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw outside(virtualPath);
+    if (code === "EISDIR") throw new UploadError("artifact_is_directory", `'${virtualPath}' is a directory, not a file.`, 400, { details: { path: virtualPath } });
+    throw notFound(virtualPath);
   }
-  const st = await stat(real);
-  if (st.isDirectory()) throw new UploadError("artifact_is_directory", `'${virtualPath}' is a directory, not a file.`, 400, { details: { path: virtualPath } });
-  if (!st.isFile()) throw new UploadError("artifact_not_file", `'${virtualPath}' is not a regular file.`, 400, { details: { path: virtualPath } });
-  const head = Buffer.alloc(Math.min(st.size, SNIFF_BYTES));
-  if (head.length) {
-    const fh = await open(real, "r");
+  try {
+    let actual: string | undefined;
     try {
-      await fh.read(head, 0, head.length, 0);
-    } finally {
-      await fh.close();
+      actual = await readlink(`/proc/self/fd/${handle.fd}`);
+    } catch {
+      // no /proc (not Linux): the realpath check above is what there is
     }
+    if (actual !== undefined && !within(rootReal, actual)) throw outside(virtualPath);
+    const st = await handle.stat();
+    if (st.isDirectory()) throw new UploadError("artifact_is_directory", `'${virtualPath}' is a directory, not a file.`, 400, { details: { path: virtualPath } });
+    if (!st.isFile()) throw new UploadError("artifact_not_file", `'${virtualPath}' is not a regular file.`, 400, { details: { path: virtualPath } });
+    const head = Buffer.alloc(Math.min(st.size, SNIFF_BYTES));
+    if (head.length) await handle.read(head, 0, head.length, 0);
+    return { handle, hostPath: actual ?? real, size: st.size, mimeType: guessMimeType(real, head) };
+  } catch (err) {
+    await handle.close();
+    throw err;
   }
-  return { hostPath: real, size: st.size, mimeType: guessMimeType(real, head) };
+}
+
+/**
+ * Locate an artifact of a thread without reading it all: the checks of
+ * {@link openArtifact}, closing the file again. Prefer `openArtifact` to read
+ * it (a path can be swapped after this returns).
+ */
+export async function resolveArtifact(paths: ThreadPaths, virtualPath: string): Promise<ResolvedArtifact> {
+  const { handle, ...found } = await openArtifact(paths, virtualPath);
+  await handle.close();
+  return found;
 }
 
 /**
@@ -101,12 +146,11 @@ export async function resolveArtifact(paths: ThreadPaths, virtualPath: string): 
  * {@link resolveArtifact}.
  */
 export async function readArtifact(paths: ThreadPaths, virtualPath: string): Promise<ArtifactContent> {
-  const found = await resolveArtifact(paths, virtualPath);
-  const fh = await open(found.hostPath, "r");
+  const { handle, ...found } = await openArtifact(paths, virtualPath);
   try {
-    const bytes = await fh.readFile();
+    const bytes = await handle.readFile();
     return { bytes, mimeType: found.mimeType, size: bytes.length, hostPath: found.hostPath };
   } finally {
-    await fh.close();
+    await handle.close();
   }
 }

@@ -1,8 +1,8 @@
 export { UploadError } from "./errors";
 export { dedupeFilename, isHiddenName, sanitizeUploadFilename, STAGING_PREFIX, STAGING_SUFFIX } from "./filenames";
 export { guessMimeType, looksLikeText } from "./mime";
-export { artifactHostPath, readArtifact, resolveArtifact } from "./artifacts";
-export type { ArtifactContent, ResolvedArtifact } from "./artifacts";
+export { artifactHostPath, openArtifact, readArtifact, resolveArtifact } from "./artifacts";
+export type { ArtifactContent, OpenedArtifact, ResolvedArtifact } from "./artifacts";
 export { UploadManager } from "./upload-manager";
 export type { UploadSource } from "./upload-manager";
 export { DEFAULT_LOCAL_USER, threadPaths, VIRTUAL_USER_DATA_ROOT } from "./thread-paths";

@@ -1,7 +1,6 @@
-import fs from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { resolveArtifact, threadPaths } from "@deerflow/harness";
+import { openArtifact, threadPaths } from "@deerflow/harness";
 import type { Hono } from "hono";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
@@ -57,25 +56,34 @@ export function registerArtifactRoutes(app: Hono, ctx: GatewayContext): void {
     // path checks (prefix, traversal, symlink escape), 404/400 and the MIME type
     // are the harness's, shared with DeerFlowClient.getArtifact
     const paths = threadPaths(ctx.options.baseDir, ctx.options.userId, threadId);
-    const { hostPath: file, size, mimeType: type } = await resolveArtifact(paths, `/${segments.join("/")}`);
-    const download = c.req.query("download") === "true" || c.req.query("download") === "1";
-    const served = servedFile(type, download);
-    const headers: Record<string, string> = {
-      "Content-Type": served.contentType,
-      "Content-Disposition": contentDisposition(served.disposition, path.basename(file)),
-      "Accept-Ranges": "bytes",
-      ...API_SECURITY_HEADERS,
-    };
-    const range = parseRange(c.req.header("range"), size);
-    if (range === "unsatisfiable") {
-      return new Response(null, { status: 416, headers: { ...headers, "Content-Range": `bytes */${size}` } });
+    // The file is opened once, checked, and streamed from that descriptor: the agent's sandbox writes these
+    // directories, and a name looked up again later could lead somewhere else.
+    const { handle, hostPath: file, size, mimeType: type } = await openArtifact(paths, `/${segments.join("/")}`);
+    let streaming = false;
+    try {
+      const download = c.req.query("download") === "true" || c.req.query("download") === "1";
+      const served = servedFile(type, download);
+      const headers: Record<string, string> = {
+        "Content-Type": served.contentType,
+        "Content-Disposition": contentDisposition(served.disposition, path.basename(file)),
+        "Accept-Ranges": "bytes",
+        ...API_SECURITY_HEADERS,
+      };
+      const range = parseRange(c.req.header("range"), size);
+      if (range === "unsatisfiable") {
+        return new Response(null, { status: 416, headers: { ...headers, "Content-Range": `bytes */${size}` } });
+      }
+      const start = range?.start ?? 0;
+      const end = range?.end ?? size - 1;
+      const length = size === 0 ? 0 : end - start + 1;
+      headers["Content-Length"] = String(length);
+      if (range) headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
+      // The stream owns the descriptor from here (closed at its end or when the client goes away).
+      const body = length === 0 || c.req.method === "HEAD" ? null : (Readable.toWeb(handle.createReadStream({ start, end, autoClose: true })) as unknown as ReadableStream);
+      streaming = body !== null;
+      return new Response(body, { status: range ? 206 : 200, headers });
+    } finally {
+      if (!streaming) await handle.close();
     }
-    const start = range?.start ?? 0;
-    const end = range?.end ?? size - 1;
-    const length = size === 0 ? 0 : end - start + 1;
-    headers["Content-Length"] = String(length);
-    if (range) headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
-    const body = length === 0 ? null : (Readable.toWeb(fs.createReadStream(file, { start, end })) as unknown as ReadableStream);
-    return new Response(body, { status: range ? 206 : 200, headers });
   });
 }
