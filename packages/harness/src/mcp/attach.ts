@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { errorMessage } from "../errors";
 import type { AppConfig, ConfigManager } from "../config";
-import { parseSandboxConfig, sandboxRunAs, threadDirs } from "../sandbox";
+import { parseSandboxConfig, resolveSandboxLimits, sandboxRunAs, threadDirs } from "../sandbox";
 import type { SandboxConfig } from "../sandbox";
 import { mcpConfigResponse, readRawExtensionsConfig, writeMcpServers } from "./config-file";
 import type { McpConfigResponse, McpEntryValidator } from "./config-file";
@@ -65,6 +65,14 @@ export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message
       return parseSandboxConfig({});
     }
   };
+  // Detection creates and removes a probe cgroup: once per distinct sandbox.limits, not per session.
+  let limitsMemo: { key: string; value: ReturnType<typeof resolveSandboxLimits>["cgroup"] } | undefined;
+  const sessionCgroup = () => {
+    const cfg = sandboxConfig();
+    const key = JSON.stringify(cfg.limits);
+    if (limitsMemo?.key !== key) limitsMemo = { key, value: resolveSandboxLimits(cfg, { runAs: sandboxRunAs(cfg) }).cgroup };
+    return limitsMemo.value;
+  };
   const pool = new McpPool({
     extensionsConfig: source,
     threadDirs: (userId, threadId) => threadDirs(host.dataDir, threadId, userId),
@@ -74,6 +82,8 @@ export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message
       runAs: sandboxRunAs(sandboxConfig()),
       // Every thread's data and the writable custom mounts: what the agent's sandbox can change on the host.
       agentWritable: () => [path.join(host.dataDir, "users"), ...sandboxConfig().mounts.filter((m) => !m.read_only).map((m) => path.resolve(m.host_path))],
+      // Each sandboxed session in its own cgroup with the bash sandbox's pids/memory/CPU limits.
+      cgroup: sessionCgroup,
       warn: (m) => log(`[deerflow] ${m}`),
     },
     logger: { warn: (m) => log(`[deerflow] ${m}`), info: (m) => log(`[deerflow] ${m}`) },

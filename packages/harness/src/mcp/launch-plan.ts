@@ -2,11 +2,13 @@ import { chownSync, copyFileSync, chmodSync, existsSync, readFileSync, realpathS
 import path from "node:path";
 import type { McpServerConfig } from "../config";
 import { bindStrategy, ensureThreadDirs, findBinary, probeBwrap, VIRTUAL_OUTPUTS, VIRTUAL_UPLOADS, VIRTUAL_USER_DATA, VIRTUAL_WORKSPACE } from "../sandbox";
-import type { BwrapBind, ThreadDirs } from "../sandbox";
+import type { BwrapBind, CgroupSupport, ThreadDirs } from "../sandbox";
+import { SandboxCgroup } from "../sandbox";
+import type { CgroupLimits } from "../sandbox/limits";
 import { McpError } from "./errors";
 import type { McpPathScope } from "./path-mapping";
 import { buildMcpSandboxLaunch, MCP_SANDBOX_CACHE, MCP_SANDBOX_HOME, MCP_SANDBOX_ROOT } from "./sandboxed-launch";
-import { ensureMcpServerDirs, ensureThreadServerDirs, isWithin, MCP_THREAD_HOMES_DIR, mcpServerDirs, sessionTmpDir } from "./server-dirs";
+import { ensureMcpServerDirs, ensureThreadServerDirs, isWithin, MCP_THREAD_HOMES_DIR, mcpServerDirName, mcpServerDirs, sessionTmpDir } from "./server-dirs";
 import type { McpServerDirs } from "./server-dirs";
 import type { LaunchedProcessSpec } from "./stdio-transport";
 
@@ -22,6 +24,12 @@ export interface McpLaunchSettings {
   network?: boolean;
   /** Host paths the agent's sandbox can write (thread data, writable custom mounts): never a launch place. */
   agentWritable?: () => string[];
+  /**
+   * The per-session cgroup limits of sandboxed servers (the bash sandbox's `sandbox.limits` where this
+   * machine has writable cgroups): a session driven by one thread's agent cannot fork-flood or exhaust
+   * the memory of the host and every other thread. Absent: no cgroup.
+   */
+  cgroup?: () => { support: CgroupSupport; limits: CgroupLimits } | undefined;
   /** Override the bwrap binary (tests). */
   bwrapPath?: string;
   /** Told once per distinct reason that a server runs without its sandbox. */
@@ -240,6 +248,8 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
   // Thread dirs belong to the uid the sandboxes run as (as the bash sandbox makes them).
   if (thread) await ensureThreadDirs(thread, owner);
   const tmp = sessionTmpDir(dirs, owner);
+  let cgroup: SandboxCgroup | undefined;
+  let cgroupProcs: string[] | undefined;
 
   try {
     // Also when sandboxed: a writable mount over the launch directory would let the agent plant files in the server's home.
@@ -275,8 +285,15 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
     if (strategy.blocker && !strategy.stage) {
       throw new McpError(name, `MCP server '${name}' cannot be sandboxed: the sandbox uid cannot enter ${strategy.blocker} and unshare/mount are missing`, { code: "mcp_start_failed" });
     }
+    const limits = settings.cgroup?.();
+    if (limits) {
+      const cg = new SandboxCgroup(limits.support, `mcp-${mcpServerDirName(name)}`, limits.limits);
+      cgroupProcs = cg.ensure();
+      cgroup = cg;
+    }
     const launch = buildMcpSandboxLaunch({
       bwrapPath: probe.bwrapPath as string,
+      cgroupProcs,
       setprivPath: probe.setprivPath,
       runAs: settings.runAs,
       stage: strategy.stage,
@@ -296,12 +313,17 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
       // The launcher chain itself needs nothing from the gateway's environment either.
       env: { PATH: "/usr/bin:/bin" },
       cwd: "/",
-      onExit: tmp.remove,
+      onExit: () => {
+        tmp.remove();
+        // Whatever the server left running in its cgroup goes with the session.
+        void cgroup?.destroy().catch(() => undefined);
+      },
       ...(thread ? { pathScope: { userDataDir: thread.userData, cwd: MCP_SANDBOX_ROOT, serverUserData: VIRTUAL_USER_DATA } } : {}),
       mapArgs: (a) => a,
     };
   } catch (err) {
     tmp.remove();
+    void cgroup?.destroy().catch(() => undefined);
     throw err;
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import type { BwrapBind, StageTools } from "../sandbox";
 import { planStaging } from "../sandbox";
+import { cgroupJoinPrefix } from "../sandbox/bwrap/argv";
 import { stagePrefix } from "../sandbox/bwrap/staging";
 
 /** Where a sandboxed server sees its own launch directory (its cwd; read-only except `home`). */
@@ -28,6 +29,8 @@ const SYSTEM_FILES = [
 /** Everything needed to start one server in its own bubblewrap sandbox. */
 export interface McpSandboxSpec {
   bwrapPath: string;
+  /** `cgroup.procs` files the chain joins first (the session's own cgroup: pids, memory, CPU). */
+  cgroupProcs?: readonly string[];
   setprivPath?: string;
   /** Drop to this uid/gid before bwrap (service running as root). */
   runAs?: { uid: number; gid: number };
@@ -92,7 +95,7 @@ export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "hidden" | 
  * its `/proc/1/cmdline` shows only the server's own command and args.
  */
 export function buildMcpSandboxLaunch(spec: McpSandboxSpec): McpSandboxLaunch {
-  const argv: string[] = [];
+  const argv: string[] = cgroupJoinPrefix(spec.cgroupProcs);
   let binds = spec.binds;
   if (spec.stage) {
     const present = binds.filter((b) => !b.optional || existsSync(b.host));

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { McpPool } from "../../src/mcp";
-import type { McpPoolOptions } from "../../src/mcp";
+import type { McpLaunchSettings, McpPoolOptions } from "../../src/mcp";
 import { probeBwrap, threadDirs } from "../../src/sandbox";
 import type { ToolDefinition, ToolRuntime } from "../../src/tools";
 
@@ -36,7 +36,7 @@ export interface PoolHarness {
 }
 
 /** A pool over an extensions_config.json in a fresh temp dir; thread dirs under it. */
-export function makePool(servers: Record<string, unknown>, options: Partial<McpPoolOptions> = {}): PoolHarness {
+export function makePool(servers: Record<string, unknown>, options: Partial<Omit<McpPoolOptions, "launch">> & { launch?: Partial<McpLaunchSettings> } = {}): PoolHarness {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-pool-"));
   const configPath = path.join(dir, "extensions_config.json");
   const writeConfig = (s: Record<string, unknown>) => {
@@ -51,8 +51,9 @@ export function makePool(servers: Record<string, unknown>, options: Partial<McpP
     extensionsConfig: () => ({ path: configPath }),
     threadDirs: (u, t) => threadDirs(path.join(dir, "data"), t, u),
     logger: { warn: (m) => warnings.push(m), info: (m) => infos.push(m) },
-    launch: { dataDir: path.join(dir, "data"), runAs: SANDBOX_RUN_AS, warn: (m) => warnings.push(m) },
     ...options,
+    // Launch settings given by a test add to the defaults (the data dir lives in this temp dir).
+    launch: { dataDir: path.join(dir, "data"), runAs: SANDBOX_RUN_AS, warn: (m) => warnings.push(m), ...options.launch },
   });
   return {
     pool,

@@ -147,11 +147,16 @@ const JOIN_CGROUPS_SCRIPT = [
   'exec "$@"',
 ].join("\n");
 
+/**
+ * The argv prefix that joins the `cgroup.procs` files (with the service's privileges) and then execs
+ * the rest of the chain; empty without files. Shared by the bash sandbox and sandboxed MCP servers.
+ */
+export function cgroupJoinPrefix(cgroupProcs: readonly string[] | undefined): string[] {
+  return cgroupProcs?.length ? ["/bin/sh", "-c", JOIN_CGROUPS_SCRIPT, "deerflow-cgroup", String(cgroupProcs.length), ...cgroupProcs] : [];
+}
+
 function chainParts(spec: BwrapCommandSpec): { prefix: string[]; parts: { options: string[]; command: string[] } } {
-  const argv: string[] = [];
-  if (spec.cgroupProcs?.length) {
-    argv.push("/bin/sh", "-c", JOIN_CGROUPS_SCRIPT, "deerflow-cgroup", String(spec.cgroupProcs.length), ...spec.cgroupProcs);
-  }
+  const argv: string[] = cgroupJoinPrefix(spec.cgroupProcs);
   let binds = spec.binds;
   if (spec.prlimitPath && spec.limits) {
     const l = spec.limits;
