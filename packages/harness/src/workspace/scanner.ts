@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { closeSync, constants as FS, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import path from "node:path";
 import { globToRegExp } from "../sandbox";
@@ -57,6 +57,30 @@ function sameStat(prev: FileSnapshot | undefined, st: BigIntStats): prev is File
   return !!prev && !prev.symlink && prev.size === Number(st.size) && prev.mtime_ns === st.mtimeNs.toString();
 }
 
+/**
+ * Read the file that was just `lstat`ed, or undefined. The agent's sandbox
+ * writes these directories while the scan runs: the name is opened without
+ * following a symlink and without blocking (a FIFO swapped in would otherwise
+ * hang the event loop), and the descriptor must still be that regular file.
+ */
+export function readRegularFile(host: string, st: BigIntStats): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(host, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const now = fstatSync(fd, { bigint: true });
+    if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function snapshotFile(root: WorkspaceRoot, host: string, virtual: string, st: BigIntStats, limits: WorkspaceChangeLimits, prev: FileSnapshot | undefined, blobs: BlobCache): FileSnapshot | undefined {
   const base = { path: virtual, root: root.name, size: Number(st.size), mtime_ns: st.mtimeNs.toString(), symlink: false, symlink_target: null };
   if (isSensitiveWorkspacePath(virtual)) {
@@ -69,12 +93,8 @@ function snapshotFile(root: WorkspaceRoot, host: string, virtual: string, st: Bi
     const reason: DiffUnavailableReason = byExt ? "binary" : "large";
     return { ...base, sha256: null, binary: byExt, sensitive: false, text_cached: false, content_unavailable_reason: reason };
   }
-  let data: Buffer;
-  try {
-    data = readFileSync(host);
-  } catch {
-    return undefined;
-  }
+  const data = readRegularFile(host, st);
+  if (!data) return undefined;
   const sha256 = createHash("sha256").update(data).digest("hex");
   const text = byExt ? undefined : decodeText(data);
   if (text === undefined) return { ...base, sha256, binary: true, sensitive: false, text_cached: false, content_unavailable_reason: "binary" };
