@@ -3,7 +3,7 @@ import path from "node:path";
 import type { McpServerConfig } from "../config";
 import { bindStrategy, ensureThreadDirs, findBinary, probeBwrap, VIRTUAL_OUTPUTS, VIRTUAL_UPLOADS, VIRTUAL_USER_DATA, VIRTUAL_WORKSPACE } from "../sandbox";
 import type { BwrapBind, CgroupSupport, ThreadDirs } from "../sandbox";
-import { SandboxCgroup } from "../sandbox";
+import { bwrapSupportsTmpSize, SandboxCgroup } from "../sandbox";
 import type { CgroupLimits } from "../sandbox/limits";
 import { McpError } from "./errors";
 import type { McpPathScope } from "./path-mapping";
@@ -293,6 +293,7 @@ export async function planStdioLaunch(name: string, config: McpServerConfig, env
     }
     const launch = buildMcpSandboxLaunch({
       bwrapPath: probe.bwrapPath as string,
+      sizedTmpfs: bwrapSupportsTmpSize(probe.bwrapPath as string),
       cgroupProcs,
       setprivPath: probe.setprivPath,
       runAs: settings.runAs,

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { BwrapBind, StageTools } from "../sandbox";
 import { planStaging } from "../sandbox";
-import { cgroupJoinPrefix } from "../sandbox/bwrap/argv";
+import { cgroupJoinPrefix, DEV_SHM_MAX_BYTES } from "../sandbox/bwrap/argv";
 import { stagePrefix } from "../sandbox/bwrap/staging";
 
 /** Where a sandboxed server sees its own launch directory (its cwd; read-only except `home`). */
@@ -36,6 +36,8 @@ export interface McpSandboxSpec {
   runAs?: { uid: number; gid: number };
   /** Stage bind sources first (a directory above them is closed to `runAs`). */
   stage?: StageTools;
+  /** This bwrap knows `--size` (≥ 0.8): `/dev/shm` is then bounded. */
+  sizedTmpfs?: boolean;
   /** Share the host network namespace (many servers call remote APIs). */
   network: boolean;
   binds: BwrapBind[];
@@ -67,7 +69,7 @@ export interface McpSandboxLaunch {
  * the host network unless `network` is false, cleared environment, no
  * capabilities, killed with its parent.
  */
-export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "hidden" | "network" | "env" | "cwd">): string[] {
+export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "hidden" | "network" | "env" | "cwd" | "sizedTmpfs">): string[] {
   const a = ["--unshare-user", "--disable-userns", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"];
   if (!spec.network) a.push("--unshare-net");
   a.push("--die-with-parent", "--new-session", "--hostname", "mcp-server");
@@ -75,7 +77,10 @@ export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "hidden" | 
   if (existsSync("/usr/lib64")) a.push("--symlink", "usr/lib64", "/lib64");
   if (existsSync("/usr/lib32")) a.push("--symlink", "usr/lib32", "/lib32");
   for (const p of SYSTEM_FILES) a.push("--ro-bind-try", p, p);
+  // bwrap's /dev is a tmpfs the server's uid owns, as large as half the RAM: read-only, with a bounded /dev/shm.
   a.push("--proc", "/proc", "--dev", "/dev");
+  if (spec.sizedTmpfs) a.push("--size", String(DEV_SHM_MAX_BYTES));
+  a.push("--tmpfs", "/dev/shm", "--remount-ro", "/dev");
   for (const b of spec.binds) {
     const flag = b.readOnly ? (b.optional ? "--ro-bind-try" : "--ro-bind") : b.optional ? "--bind-try" : "--bind";
     a.push(flag, b.host, b.dest);

@@ -135,7 +135,7 @@ describe.skipIf(!HAS_BWRAP)("chain: sandbox → host through an MCP server's wor
     const r = await call(
       tools,
       "probe_inspect",
-      { read: [otherFile, path.join(dataDir, "users"), "/mnt/user-data/workspace/.npmrc"], write: [hostEscape, "/mnt/user-data/escape.txt", path.join(dataDir, "escape.txt"), "/mnt/mcp-server/.npmrc"] },
+      { read: [otherFile, path.join(dataDir, "users"), "/mnt/user-data/workspace/.npmrc"], write: [hostEscape, "/mnt/user-data/escape.txt", path.join(dataDir, "escape.txt"), "/mnt/mcp-server/.npmrc", "/dev/planted"] },
       threadRt(),
     );
     const report = JSON.parse(String(r.content)) as ProbeReport;
@@ -151,7 +151,8 @@ describe.skipIf(!HAS_BWRAP)("chain: sandbox → host through an MCP server's wor
     expect(report.reads[otherFile]).not.toBe("ok");
     expect(report.reads[path.join(dataDir, "users")]).not.toBe("ok");
     // neither the thread's parent nor the data dir nor its own cwd is writable from the server
-    for (const p of [hostEscape, path.join(dataDir, "escape.txt"), "/mnt/mcp-server/.npmrc"]) expect(report.writes[p], p).not.toBe("ok");
+    // …nor /dev (bwrap's /dev is otherwise a writable tmpfs of half the RAM)
+    for (const p of [hostEscape, path.join(dataDir, "escape.txt"), "/mnt/mcp-server/.npmrc", "/dev/planted"]) expect(report.writes[p], p).not.toBe("ok");
     expect(fs.existsSync(hostEscape)).toBe(false);
     expect(fs.existsSync(path.join(victim().userData, "escape.txt"))).toBe(false);
     expect(fs.existsSync(path.join(dataDir, "escape.txt"))).toBe(false);
