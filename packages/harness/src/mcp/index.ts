@@ -16,7 +16,7 @@ export type { FetchLike } from "./oauth";
 export { sanitizeToolSchema } from "./schema-sanitize";
 export { convertCallToolResult } from "./result-convert";
 export type { McpCallResult, McpToolResult } from "./result-convert";
-export { rewritePathsInText, toVirtualPath } from "./path-mapping";
+export { MAX_PATH_CHECKS, rewritePathsInText, toVirtualPath } from "./path-mapping";
 export type { McpPathScope } from "./path-mapping";
 export { createMcpToolDefinition, isMcpTool, MCP_TOOL_NAME, mcpToolName } from "./tool-adapter";
 export type { McpToolMetadata } from "./tool-adapter";

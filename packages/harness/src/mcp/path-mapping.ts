@@ -65,18 +65,30 @@ export function toVirtualPath(ref: string, scope: McpPathScope): string | undefi
 }
 
 /**
+ * Distinct candidates checked against the filesystem per result: each is a
+ * synchronous `stat`, and a server can return up to 10 MiB of path-like
+ * tokens (reading back a file the agent wrote), which held the event loop
+ * for seconds. Candidates past the budget are left as written.
+ */
+export const MAX_PATH_CHECKS = 1024;
+
+/**
  * Rewrite local file references inside free text (servers often report a
  * saved file only in prose). Every candidate is checked against the
  * filesystem, so a token that merely looks like a path is left untouched.
+ * `checked` is shared by the text blocks of one result ({@link MAX_PATH_CHECKS} in all).
  */
-export function rewritePathsInText(text: string, scope: McpPathScope): string {
-  const cache = new Map<string, string | undefined>();
+export function rewritePathsInText(text: string, scope: McpPathScope, checked: Map<string, string | undefined> = new Map()): string {
+  const cache = checked;
   return text.replace(TOKEN, (token) => {
     if (!token.includes("/") || token.length > 4096) return token;
     const leading = LEADING_PUNCTUATION.exec(token)?.[0] ?? "";
     const stripped = token.slice(leading.length).replace(TRAILING_PUNCTUATION, "");
     const trailing = token.slice(leading.length + stripped.length);
-    if (!cache.has(stripped)) cache.set(stripped, toVirtualPath(stripped, scope));
+    if (!cache.has(stripped)) {
+      if (cache.size >= MAX_PATH_CHECKS) return token;
+      cache.set(stripped, toVirtualPath(stripped, scope));
+    }
     const v = cache.get(stripped);
     return v ? `${leading}${v}${trailing}` : token;
   });

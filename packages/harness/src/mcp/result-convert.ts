@@ -33,7 +33,8 @@ function imageBlock(data: string, mime: string): ContentBlock {
  * error tool messages prefixed `Error:`.
  */
 export function convertCallToolResult(result: McpCallResult, scope?: McpPathScope): McpToolResult {
-  const text = (s: string) => (scope ? rewritePathsInText(s, scope) : s);
+  const checked = new Map<string, string | undefined>();
+  const text = (s: string) => (scope ? rewritePathsInText(s, scope, checked) : s);
   const link = (uri: string) => (scope ? (toVirtualPath(uri, scope) ?? uri) : uri);
   const blocks: ContentBlock[] = [];
   const links: Array<{ uri: string; name?: string; mime_type?: string }> = [];

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { convertCallToolResult, rewritePathsInText, toVirtualPath } from "../../src/mcp";
+import { convertCallToolResult, MAX_PATH_CHECKS, rewritePathsInText, toVirtualPath } from "../../src/mcp";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-conv-"));
 const userData = path.join(root, "user-data");
@@ -32,6 +32,17 @@ describe("MCP result conversion", () => {
     const t0 = Date.now();
     expect(rewritePathsInText(big, scope)).toBe(big);
     expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it("checks at most MAX_PATH_CHECKS distinct candidates per result (a result full of path-like tokens cannot hold the event loop)", () => {
+    // Before: one synchronous stat per distinct token, ~5 s for a 10 MiB result a server can return from an agent-written file.
+    const decoys = Array.from({ length: MAX_PATH_CHECKS + 10 }, (_, i) => path.join(ws, `missing-${i}`)).join(" ");
+    const real = path.join(ws, "out", "shot.png");
+    expect(rewritePathsInText(`${real} ${decoys}`, scope).startsWith("/mnt/user-data/workspace/out/shot.png ")).toBe(true);
+    expect(rewritePathsInText(`${decoys} ${real}`, scope).endsWith(` ${real}`)).toBe(true);
+    // The budget spans every block of one result.
+    const r = convertCallToolResult({ content: [{ type: "text", text: decoys }, { type: "text", text: real }] }, scope);
+    expect(JSON.stringify(r.content)).toContain(JSON.stringify(real).slice(1, -1));
   });
 
   it("converts every content kind", () => {
