@@ -4,6 +4,7 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { PathAccessError, SandboxError } from "../errors";
 import { globToRegExp } from "./glob-match";
+import { PatternMatcher } from "./pattern-worker";
 import type { PathMapper, ResolvedPath } from "./path-mapper";
 import type { DirOwner } from "./thread-paths";
 import type { DirEntry, FileStat, GlobOptions, GrepMatch, GrepOptions, LimitedResult, WriteOptions } from "./types";
@@ -224,18 +225,19 @@ export class HostFileOps {
     const r = await this.resolveDir(p);
     const max = options.maxResults ?? 200;
     const re = globToRegExp(pattern.replace(/^\.\//, ""));
-    const items: string[] = [];
-    let truncated = false;
+    const candidates: string[] = [];
     await this.walk(r, Number.MAX_SAFE_INTEGER, (e, rel) => {
       if (e.isDirectory() && !options.includeDirs) return;
-      if (!re.test(rel)) return;
-      if (items.length >= max) {
-        truncated = true;
-        return false;
-      }
-      items.push(path.posix.join(r.virtual, rel));
+      candidates.push(rel);
     });
-    return { items, truncated };
+    // Matched off the event loop: a glob like `*a*a*a*b` backtracks polynomially on long names the agent chose.
+    const matcher = new PatternMatcher(re.source, re.flags, pattern);
+    try {
+      const hits = await matcher.match(candidates, max + 1);
+      return { items: hits.slice(0, max).map((i) => path.posix.join(r.virtual, candidates[i])), truncated: hits.length > max };
+    } finally {
+      await matcher.close();
+    }
   }
 
   async grep(p: string, pattern: string, options: GrepOptions = {}): Promise<LimitedResult<GrepMatch>> {
@@ -252,16 +254,36 @@ export class HostFileOps {
       throw new SandboxError(`Invalid regular expression: ${(err as Error).message}`, { code: "invalid_pattern" });
     }
     const fileFilter = options.glob ? globToRegExp(options.glob) : undefined;
-    const files: Array<{ host: string; virtual: string }> = [];
+    let files: Array<{ host: string; virtual: string; rel: string; name: string }> = [];
     if (s.isFile()) {
-      files.push({ host: r.host, virtual: r.virtual });
+      files.push({ host: r.host, virtual: r.virtual, rel: path.basename(r.host), name: path.basename(r.host) });
     } else {
       await this.walk(r, Number.MAX_SAFE_INTEGER, (e, rel) => {
         if (!e.isFile()) return;
-        if (fileFilter && !fileFilter.test(rel) && !fileFilter.test(e.name)) return;
-        files.push({ host: path.join(r.host, rel), virtual: path.posix.join(r.virtual, rel) });
+        files.push({ host: path.join(r.host, rel), virtual: path.posix.join(r.virtual, rel), rel, name: e.name });
       });
     }
+    // The model's regex (and glob) run over lines and names the agent wrote: in a worker with a time budget,
+    // so a catastrophically backtracking pattern fails this call instead of freezing the gateway.
+    const matcher = new PatternMatcher(regex.source, regex.flags, pattern);
+    try {
+      if (fileFilter && !s.isFile()) {
+        const filter = new PatternMatcher(fileFilter.source, fileFilter.flags, options.glob as string);
+        try {
+          const byRel = new Set(await filter.match(files.map((f) => f.rel)));
+          const byName = new Set(await filter.match(files.map((f) => f.name)));
+          files = files.filter((_, i) => byRel.has(i) || byName.has(i));
+        } finally {
+          await filter.close();
+        }
+      }
+      return await this.grepFiles(files, matcher, max);
+    } finally {
+      await matcher.close();
+    }
+  }
+
+  private async grepFiles(files: Array<{ host: string; virtual: string }>, matcher: PatternMatcher, max: number): Promise<LimitedResult<GrepMatch>> {
     const items: GrepMatch[] = [];
     for (const f of files) {
       let buf: Buffer;
@@ -280,8 +302,7 @@ export class HostFileOps {
       }
       if (buf.subarray(0, 8192).includes(0)) continue;
       const lines = buf.toString("utf8").split(/\r?\n/);
-      for (let i = 0; i < lines.length; i++) {
-        if (!regex.test(lines[i])) continue;
+      for (const i of await matcher.match(lines, max - items.length + 1)) {
         if (items.length >= max) return { items, truncated: true };
         const text = lines[i].length > MAX_GREP_LINE_CHARS ? `${lines[i].slice(0, MAX_GREP_LINE_CHARS)}…` : lines[i];
         items.push({ path: f.virtual, line: i + 1, text });

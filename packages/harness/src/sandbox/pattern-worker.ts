@@ -1,0 +1,102 @@
+import { Worker } from "node:worker_threads";
+import { SandboxError } from "../errors";
+
+/**
+ * Time one grep or glob call may spend matching its pattern. Why a budget
+ * and a worker: the pattern comes from the model and the names and lines it
+ * runs over from the agent, so `(a*)*b` on a line of a's (or a glob such as
+ * `*a*a*a*a*b` on a long file name) backtracks for minutes; on the gateway's
+ * own thread that froze every thread and `/health`. In a worker the call
+ * fails alone when the budget runs out (the worker is terminated).
+ */
+export const PATTERN_TIME_BUDGET_MS = 5000;
+
+const WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+parentPort.on("message", ({ id, source, flags, inputs, max }) => {
+  let re;
+  try {
+    re = new RegExp(source, flags);
+  } catch (err) {
+    parentPort.postMessage({ id, error: String(err && err.message || err) });
+    return;
+  }
+  const hits = [];
+  for (let i = 0; i < inputs.length && hits.length < max; i++) if (re.test(inputs[i])) hits.push(i);
+  parentPort.postMessage({ id, hits });
+});
+`;
+
+interface Reply {
+  id: number;
+  hits?: number[];
+  error?: string;
+}
+
+/**
+ * Matches one pattern over batches of strings in a worker thread, within
+ * {@link PATTERN_TIME_BUDGET_MS} for the whole call (all batches). Create
+ * one per grep/glob call and `close()` it when done.
+ */
+export class PatternMatcher {
+  private worker?: Worker;
+  private readonly deadline: number;
+  private nextId = 0;
+
+  constructor(
+    private readonly source: string,
+    private readonly flags: string,
+    /** What the error names (the pattern as the model wrote it). */
+    private readonly shown: string,
+    budgetMs = PATTERN_TIME_BUDGET_MS,
+  ) {
+    this.deadline = Date.now() + budgetMs;
+  }
+
+  /** Indexes of the inputs the pattern matches (at most `max`). @throws SandboxError `pattern_too_slow` / `invalid_pattern`. */
+  match(inputs: string[], max = Number.MAX_SAFE_INTEGER): Promise<number[]> {
+    if (inputs.length === 0) return Promise.resolve([]);
+    this.worker ??= new Worker(WORKER_SOURCE, { eval: true });
+    const worker = this.worker;
+    const id = this.nextId++;
+    return new Promise<number[]>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        worker.off("message", onMessage);
+        worker.off("error", onError);
+      };
+      const onMessage = (r: Reply) => {
+        if (r.id !== id) return;
+        done();
+        if (r.error !== undefined) reject(new SandboxError(`Invalid regular expression: ${r.error}`, { code: "invalid_pattern" }));
+        else resolve(r.hits ?? []);
+      };
+      const onError = (err: Error) => {
+        done();
+        this.worker = undefined;
+        reject(new SandboxError(`Pattern matching failed: ${err.message}`, { code: "invalid_pattern" }));
+      };
+      const timer = setTimeout(() => {
+        done();
+        this.worker = undefined;
+        void worker.terminate();
+        const shown = this.shown.length > 200 ? `${this.shown.slice(0, 200)}…` : this.shown;
+        reject(
+          new SandboxError(`The pattern '${shown}' took longer than ${PATTERN_TIME_BUDGET_MS / 1000}s to match (it backtracks catastrophically on this input); use a simpler pattern or a literal search.`, {
+            code: "pattern_too_slow",
+          }),
+        );
+      }, Math.max(0, this.deadline - Date.now()));
+      worker.on("message", onMessage);
+      worker.on("error", onError);
+      worker.postMessage({ id, source: this.source, flags: this.flags, inputs, max });
+    });
+  }
+
+  /** Stop the worker (idempotent). */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+}
