@@ -35,12 +35,13 @@ interface Reply {
 
 /**
  * Matches one pattern over batches of strings in a worker thread, within
- * {@link PATTERN_TIME_BUDGET_MS} for the whole call (all batches). Create
- * one per grep/glob call and `close()` it when done.
+ * {@link PATTERN_TIME_BUDGET_MS} of matching for the whole call (all
+ * batches together). Create one per grep/glob call and `close()` it when done.
  */
 export class PatternMatcher {
   private worker?: Worker;
-  private readonly deadline: number;
+  /** Matching time used so far (reading files between batches does not count). */
+  private spent = 0;
   private nextId = 0;
 
   constructor(
@@ -48,10 +49,8 @@ export class PatternMatcher {
     private readonly flags: string,
     /** What the error names (the pattern as the model wrote it). */
     private readonly shown: string,
-    budgetMs = PATTERN_TIME_BUDGET_MS,
-  ) {
-    this.deadline = Date.now() + budgetMs;
-  }
+    private readonly budgetMs = PATTERN_TIME_BUDGET_MS,
+  ) {}
 
   /** Indexes of the inputs the pattern matches (at most `max`). @throws SandboxError `pattern_too_slow` / `invalid_pattern`. */
   match(inputs: string[], max = Number.MAX_SAFE_INTEGER): Promise<number[]> {
@@ -59,8 +58,10 @@ export class PatternMatcher {
     this.worker ??= new Worker(WORKER_SOURCE, { eval: true });
     const worker = this.worker;
     const id = this.nextId++;
+    const started = performance.now();
     return new Promise<number[]>((resolve, reject) => {
       const done = () => {
+        this.spent += performance.now() - started;
         clearTimeout(timer);
         worker.off("message", onMessage);
         worker.off("error", onError);
@@ -82,11 +83,11 @@ export class PatternMatcher {
         void worker.terminate();
         const shown = this.shown.length > 200 ? `${this.shown.slice(0, 200)}…` : this.shown;
         reject(
-          new SandboxError(`The pattern '${shown}' took longer than ${PATTERN_TIME_BUDGET_MS / 1000}s to match (it backtracks catastrophically on this input); use a simpler pattern or a literal search.`, {
+          new SandboxError(`The pattern '${shown}' took longer than ${this.budgetMs / 1000}s to match (it backtracks catastrophically on this input); use a simpler pattern or a literal search.`, {
             code: "pattern_too_slow",
           }),
         );
-      }, Math.max(0, this.deadline - Date.now()));
+      }, Math.max(0, this.budgetMs - this.spent));
       worker.on("message", onMessage);
       worker.on("error", onError);
       worker.postMessage({ id, source: this.source, flags: this.flags, inputs, max });
