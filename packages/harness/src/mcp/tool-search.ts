@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { toolMessage } from "../messages";
 import { Command } from "../state";
+import { PatternMatcher } from "../sandbox";
 import { tool } from "../tools";
 import type { ToolDefinition } from "../tools";
 import type { McpRoutingHint } from "./routing";
@@ -29,10 +30,19 @@ function regexOf(pattern: string): RegExp {
   }
 }
 
-function countMatches(pattern: string, def: ToolDefinition): number {
+/**
+ * The model's pattern runs in a worker within a time budget: `(.*a){20}`
+ * over a long description backtracks for hours, and on the gateway's thread
+ * that froze every run. A pattern that runs out of budget fails this call.
+ */
+async function withMatcher<T>(pattern: string, fn: (m: PatternMatcher) => Promise<T>): Promise<T> {
   const re = regexOf(pattern);
-  const global = new RegExp(re.source, "gi");
-  return (`${def.name} ${def.description}`.match(global) ?? []).length;
+  const m = new PatternMatcher(re.source, "i", pattern);
+  try {
+    return await fn(m);
+  } finally {
+    await m.close();
+  }
 }
 
 /** The function schema of one tool. */
@@ -64,7 +74,7 @@ export class DeferredToolCatalog {
    * pattern over name and description (name hits first). At most
    * {@link TOOL_SEARCH_MAX_RESULTS} results for ranked forms.
    */
-  search(query: string): ToolDefinition[] {
+  async search(query: string): Promise<ToolDefinition[]> {
     const q = query.trim();
     if (!q) return [];
     if (q.startsWith("select:")) {
@@ -78,16 +88,20 @@ export class DeferredToolCatalog {
       const candidates = this.tools.filter((t) => t.name.toLowerCase().includes(need));
       const restQuery = rest.join(" ");
       if (restQuery) {
-        const score = new Map(candidates.map((t) => [t, countMatches(restQuery, t)]));
+        const counts = await withMatcher(restQuery, (m) => m.count(candidates.map((t) => `${t.name} ${t.description}`)));
+        const score = new Map(candidates.map((t, i) => [t, counts[i] ?? 0]));
         candidates.sort((a, b) => (score.get(b) ?? 0) - (score.get(a) ?? 0));
       }
       return candidates.slice(0, TOOL_SEARCH_MAX_RESULTS);
     }
-    const re = regexOf(q);
+    const [inText, inName] = await withMatcher(q, async (m) => [
+      new Set(await m.match(this.tools.map((t) => `${t.name} ${t.description}`))),
+      new Set(await m.match(this.tools.map((t) => t.name))),
+    ]);
     const scored: Array<[number, ToolDefinition]> = [];
-    for (const t of this.tools) {
-      if (re.test(`${t.name} ${t.description}`)) scored.push([re.test(t.name) ? 2 : 1, t]);
-    }
+    this.tools.forEach((t, i) => {
+      if (inText.has(i)) scored.push([inName.has(i) ? 2 : 1, t]);
+    });
     // Array.prototype.sort is stable: equal scores keep catalog order.
     scored.sort((a, b) => b[0] - a[0]);
     return scored.slice(0, TOOL_SEARCH_MAX_RESULTS).map(([, t]) => t);
@@ -113,8 +127,8 @@ export function createToolSearchTool(catalog: DeferredToolCatalog): ToolDefiniti
       '"slack" in the name and ranks by the remaining terms. A returned tool becomes callable.',
     schema,
     metadata: { group: "builtin" },
-    execute: (args, runtime) => {
-      const matched = catalog.search(args.query);
+    execute: async (args, runtime) => {
+      const matched = await catalog.search(args.query);
       const content = matched.length ? JSON.stringify(matched.map(functionSchema), null, 2) : `No tools found matching: ${args.query}`;
       return new Command({
         update: {

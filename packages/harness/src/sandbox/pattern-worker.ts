@@ -13,16 +13,17 @@ export const PATTERN_TIME_BUDGET_MS = 5000;
 
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
-parentPort.on("message", ({ id, source, flags, inputs, max }) => {
+parentPort.on("message", ({ id, source, flags, inputs, max, count }) => {
   let re;
   try {
-    re = new RegExp(source, flags);
+    re = new RegExp(source, count ? flags.replace("g", "") + "g" : flags);
   } catch (err) {
     parentPort.postMessage({ id, error: String(err && err.message || err) });
     return;
   }
   const hits = [];
-  for (let i = 0; i < inputs.length && hits.length < max; i++) if (re.test(inputs[i])) hits.push(i);
+  if (count) for (let i = 0; i < inputs.length; i++) hits.push((inputs[i].match(re) || []).length);
+  else for (let i = 0; i < inputs.length && hits.length < max; i++) if (re.test(inputs[i])) hits.push(i);
   parentPort.postMessage({ id, hits });
 });
 `;
@@ -54,6 +55,15 @@ export class PatternMatcher {
 
   /** Indexes of the inputs the pattern matches (at most `max`). @throws SandboxError `pattern_too_slow` / `invalid_pattern`. */
   match(inputs: string[], max = Number.MAX_SAFE_INTEGER): Promise<number[]> {
+    return this.run(inputs, max, false);
+  }
+
+  /** How many times the pattern occurs in each input (global matching). @throws as {@link match}. */
+  count(inputs: string[]): Promise<number[]> {
+    return this.run(inputs, Number.MAX_SAFE_INTEGER, true);
+  }
+
+  private run(inputs: string[], max: number, count: boolean): Promise<number[]> {
     if (inputs.length === 0) return Promise.resolve([]);
     this.worker ??= new Worker(WORKER_SOURCE, { eval: true });
     const worker = this.worker;
@@ -90,7 +100,7 @@ export class PatternMatcher {
       }, Math.max(0, this.budgetMs - this.spent));
       worker.on("message", onMessage);
       worker.on("error", onError);
-      worker.postMessage({ id, source: this.source, flags: this.flags, inputs, max });
+      worker.postMessage({ id, source: this.source, flags: this.flags, inputs, max, count });
     });
   }
 

@@ -59,18 +59,34 @@ describe("deferred MCP tools with tool_search, end to end", () => {
     model.assertComplete();
   });
 
-  it("searches by keywords (top 5, name hits first), +required terms and reports no match", () => {
+  it("searches by keywords (top 5, name hits first), +required terms and reports no match", async () => {
     const catalog = new DeferredToolCatalog(mcpTools);
-    expect(catalog.search("select:rich_big,rich_image,nope").map((t) => t.name)).toEqual(["rich_big", "rich_image"]);
-    expect(catalog.search("image").map((t) => t.name)[0]).toBe("rich_image");
-    expect(catalog.search("rich").length).toBe(5);
-    expect(catalog.search("+write report").map((t) => t.name)).toEqual(["rich_write_report"]);
-    expect(catalog.search("+")).toEqual([]);
-    expect(catalog.search("((")).toEqual([]); // invalid pattern → literal, no throw
+    expect((await catalog.search("select:rich_big,rich_image,nope")).map((t) => t.name)).toEqual(["rich_big", "rich_image"]);
+    expect((await catalog.search("image")).map((t) => t.name)[0]).toBe("rich_image");
+    expect((await catalog.search("rich")).length).toBe(5);
+    expect((await catalog.search("+write report")).map((t) => t.name)).toEqual(["rich_write_report"]);
+    expect((await catalog.search("+"))).toEqual([]);
+    expect((await catalog.search("(("))).toEqual([]); // invalid pattern → literal, no throw
     const setup = assembleDeferredTools(mcpTools, { enabled: true });
-    const res = setup.toolSearch!.execute({ query: "zzz" }, { toolCallId: "x" } as never) as { update: { messages: Array<{ content: string }>; promoted: unknown } };
+    const res = (await setup.toolSearch!.execute({ query: "zzz" }, { toolCallId: "x" } as never)) as { update: { messages: Array<{ content: string }>; promoted: unknown } };
     expect(res.update.messages[0].content).toBe("No tools found matching: zzz");
   });
+
+  it("a catastrophically backtracking query fails that call within the budget, not the gateway's event loop", async () => {
+    const long = { ...mcpTools[0], name: "rich_long", description: "a".repeat(60) };
+    const catalog = new DeferredToolCatalog([...mcpTools, long]);
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 50);
+    try {
+      const err = await catalog.search("(a*)*b").catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toBe("pattern_too_slow");
+      const ranked = await catalog.search("+rich (a|a)*c").catch((e: unknown) => e);
+      expect((ranked as { code?: string }).code).toBe("pattern_too_slow");
+      expect(ticks).toBeGreaterThan(0);
+    } finally {
+      clearInterval(ticker);
+    }
+  }, 30_000);
 
   it("defers nothing when tool_search is disabled or there is no MCP tool", () => {
     expect(assembleDeferredTools(mcpTools, { enabled: false })).toMatchObject({ deferredNames: [], catalogHash: null });
