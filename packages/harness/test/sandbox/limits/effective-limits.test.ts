@@ -70,8 +70,11 @@ describe("sandbox.limits defaults and how they are applied", () => {
 
   it("the default /tmp is a 1 GiB tmpfs", () => {
     const { argv } = argvFor(V1);
-    const i = argv.indexOf("--tmpfs");
+    const i = argv.lastIndexOf("/tmp") - 1;
     expect(argv.slice(i - 2, i + 2)).toEqual(["--size", String(GiB), "--tmpfs", "/tmp"]);
+    // /dev is read-only; its /dev/shm is a tmpfs of at most 64 MiB.
+    const shm = argv.indexOf("/dev/shm");
+    expect(argv.slice(shm - 3, shm + 3)).toEqual(["--size", String(64 * 1024 * 1024), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]);
   });
 
   it("--args keeps every host bind source out of bwrap's argv", () => {
