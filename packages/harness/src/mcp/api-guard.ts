@@ -111,7 +111,7 @@ export function guardApiSubmittedEntry(
       if (value !== MASKED_VALUE && !(at === "url" || at.startsWith("args[")) ) continue;
       if (!value.includes(MASKED_VALUE)) continue;
       throw new ValidationError(
-        `MCP server '${name}': ${at} keeps a stored secret ('***') while the server's command, args, url or type changes; enter the value again.`,
+        `MCP server '${name}': ${at} keeps a stored secret ('***') while the server's command, args, env, url, OAuth token_url or type changes; enter the value again.`,
         { code: "mcp_masked_value", details: { server: name, key: at } },
       );
     }
@@ -120,7 +120,7 @@ export function guardApiSubmittedEntry(
     if (isObj(oauthIn) && isObj(stored.oauth)) {
       for (const k of ["client_secret", "refresh_token"]) {
         if (oauthIn[k] == null && stored.oauth[k] != null) {
-          throw new ValidationError(`MCP server '${name}': oauth.${k} keeps the stored secret while the server's url or type changes; enter it again.`, {
+          throw new ValidationError(`MCP server '${name}': oauth.${k} keeps the stored secret while the server's url, OAuth token_url or type changes; enter it again.`, {
             code: "mcp_masked_value",
             details: { server: name, key: `oauth.${k}` },
           });
