@@ -83,6 +83,42 @@ export interface EgressPolicyOptions {
   resolveTimeoutMs?: number;
   /** Ports of DeerFlow's own services on this machine, refused on its addresses in every case (default {@link protectedHostPorts}). */
   protectedPorts?: () => ReadonlySet<number>;
+  /**
+   * Names resolved at once by this policy, over every sandbox using it (default 2). Why: the system
+   * resolver (`getaddrinfo`) holds one of libuv's 4 pool threads per lookup, the threads the gateway's
+   * file operations run on, and a sandbox chooses the names: slow ones by the dozen would stall every
+   * thread's file access for as long as the lookups take. Waiting counts against `resolveTimeoutMs`.
+   */
+  maxConcurrentLookups?: number;
+}
+
+/** Runs at most `max` lookups at once; a queued one whose caller gave up is never started. */
+class LookupLimiter {
+  private active = 0;
+  private readonly queue: Array<() => void> = [];
+
+  constructor(private readonly max: number) {}
+
+  run<T>(task: () => Promise<T>, abandoned: () => boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const start = () => {
+        if (abandoned()) return reject(new Error("lookup abandoned"));
+        this.active++;
+        task()
+          .then(resolve, reject)
+          .finally(() => {
+            this.active--;
+            this.next();
+          });
+      };
+      if (this.active < this.max) start();
+      else this.queue.push(start);
+    });
+  }
+
+  private next(): void {
+    while (this.active < this.max && this.queue.length > 0) (this.queue.shift() as () => void)();
+  }
 }
 
 const PREFIX = "deerflow sandbox network:";
@@ -134,6 +170,7 @@ export class EgressPolicy {
   private readonly localAddresses: () => ReadonlySet<string>;
   private readonly resolveTimeoutMs: number;
   private readonly protectedPorts: () => ReadonlySet<number>;
+  private readonly lookups: LookupLimiter;
 
   constructor(settings: NetworkSettings, options: EgressPolicyOptions = {}) {
     this.settings = settings;
@@ -143,6 +180,7 @@ export class EgressPolicy {
     this.localAddresses = options.localAddresses ?? interfaceAddresses;
     this.resolveTimeoutMs = options.resolveTimeoutMs ?? 10_000;
     this.protectedPorts = options.protectedPorts ?? protectedHostPorts;
+    this.lookups = new LookupLimiter(Math.max(1, options.maxConcurrentLookups ?? 2));
   }
 
   /** Decide whether the sandbox may reach `host:port` (host as in a URL or CONNECT line, brackets allowed). */
@@ -171,7 +209,13 @@ export class EgressPolicy {
       addresses = [{ address: addr.toString(), family: addr.kind() === "ipv6" ? 6 : 4 }];
     } else {
       try {
-        addresses = await withTimeout(this.resolver(host), this.resolveTimeoutMs, `resolving ${host}`);
+        let gaveUp = false;
+        const lookup = this.lookups.run(() => this.resolver(host), () => gaveUp);
+        addresses = await withTimeout(lookup, this.resolveTimeoutMs, `resolving ${host}`).catch((err: unknown) => {
+          gaveUp = true;
+          lookup.catch(() => undefined);
+          throw err;
+        });
       } catch (err) {
         return refuse(502, `'${host}' could not be resolved (${err instanceof Error ? err.message : String(err)}).`);
       }

@@ -198,3 +198,53 @@ describe("egress policy: isolated", () => {
     expect(refused(await p.check("93.184.215.14", 80))).toMatch(/isolated/);
   });
 });
+
+describe("egress policy: name lookups", () => {
+  it("at most maxConcurrentLookups names resolve at once, across every check of the policy (the system resolver holds a libuv thread per lookup)", async () => {
+    const pending: Array<() => void> = [];
+    let inFlight = 0;
+    let peak = 0;
+    const resolver: HostResolver = (host) =>
+      new Promise((resolve) => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        pending.push(() => {
+          inFlight--;
+          resolve([{ address: "93.184.215.14", family: 4 }]);
+        });
+        void host;
+      });
+    const p = new EgressPolicy(parseSandboxConfig({ network: "open" }).network, { resolver, localAddresses: () => LOCAL, maxConcurrentLookups: 2 });
+    const checks = Array.from({ length: 6 }, (_, i) => p.check(`slow-${i}.example`, 443));
+    // Let every check reach the resolver (or the queue in front of it).
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(pending.length).toBe(2);
+    while (pending.length) {
+      pending.shift()!();
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    }
+    const decisions = await Promise.all(checks);
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect(peak).toBe(2);
+  });
+});
+
+describe("egress policy: a queued lookup", () => {
+  it("that times out while waiting is refused (502) and never started", async () => {
+    const calls: string[] = [];
+    let release!: () => void;
+    const resolver: HostResolver = (host) => {
+      calls.push(host);
+      return new Promise((resolve) => (release = () => resolve([{ address: "93.184.215.14", family: 4 }])));
+    };
+    const p = new EgressPolicy(parseSandboxConfig({ network: "open" }).network, { resolver, localAddresses: () => LOCAL, maxConcurrentLookups: 1, resolveTimeoutMs: 50 });
+    const first = p.check("held.example", 443);
+    const queued = await p.check("queued.example", 443);
+    expect(refused(queued)).toMatch(/'queued\.example' could not be resolved \(resolving queued\.example timed out/);
+    expect(queued.allowed ? 0 : queued.status).toBe(502);
+    release();
+    await first;
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(calls).toEqual(["held.example"]);
+  });
+});
