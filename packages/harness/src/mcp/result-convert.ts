@@ -1,5 +1,5 @@
 import type { ContentBlock } from "../messages";
-import { rewritePathsInText, toVirtualPath } from "./path-mapping";
+import { MAX_PATH_CHECKS, rewritePathsInText, toVirtualPath } from "./path-mapping";
 import type { McpPathScope } from "./path-mapping";
 
 /** The parts of an MCP `CallToolResult` we read (the SDK's type is wider and version-dependent). */
@@ -35,7 +35,15 @@ function imageBlock(data: string, mime: string): ContentBlock {
 export function convertCallToolResult(result: McpCallResult, scope?: McpPathScope): McpToolResult {
   const checked = new Map<string, string | undefined>();
   const text = (s: string) => (scope ? rewritePathsInText(s, scope, checked) : s);
-  const link = (uri: string) => (scope ? (toVirtualPath(uri, scope) ?? uri) : uri);
+  const link = (uri: string) => {
+    if (!scope) return uri;
+    // Resource links draw on the same per-result budget of filesystem checks as the text.
+    if (!checked.has(uri)) {
+      if (checked.size >= MAX_PATH_CHECKS) return uri;
+      checked.set(uri, toVirtualPath(uri, scope));
+    }
+    return checked.get(uri) ?? uri;
+  };
   const blocks: ContentBlock[] = [];
   const links: Array<{ uri: string; name?: string; mime_type?: string }> = [];
   const items = Array.isArray(result.content) ? result.content : result.toolResult !== undefined ? [{ type: "text", text: JSON.stringify(result.toolResult) }] : [];

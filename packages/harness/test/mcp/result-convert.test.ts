@@ -43,6 +43,10 @@ describe("MCP result conversion", () => {
     // The budget spans every block of one result.
     const r = convertCallToolResult({ content: [{ type: "text", text: decoys }, { type: "text", text: real }] }, scope);
     expect(JSON.stringify(r.content)).toContain(JSON.stringify(real).slice(1, -1));
+    // …and every resource link of it.
+    const links = Array.from({ length: MAX_PATH_CHECKS + 5 }, (_, i) => ({ type: "resource_link", uri: path.join(ws, `gone-${i}`), name: `l${i}` }));
+    const withLinks = convertCallToolResult({ content: [...links, { type: "resource_link", uri: real, name: "real" }] }, scope);
+    expect(JSON.stringify(withLinks)).not.toContain("/mnt/user-data/workspace/out/shot.png");
   });
 
   it("converts every content kind", () => {
