@@ -1,8 +1,6 @@
 import { existsSync } from "node:fs";
 import type { BwrapBind, StageTools } from "../sandbox";
-import { planStaging } from "../sandbox";
-import { cgroupJoinPrefix, DEV_SHM_MAX_BYTES } from "../sandbox/bwrap/argv";
-import { stagePrefix } from "../sandbox/bwrap/staging";
+import { cgroupJoinPrefix, DEV_SHM_MAX_BYTES, stageAndDropPrefix } from "../sandbox/bwrap/argv";
 
 /** Where a sandboxed server sees its own launch directory (its cwd; read-only except `home`). */
 export const MCP_SANDBOX_ROOT = "/mnt/mcp-server";
@@ -100,19 +98,8 @@ export function mcpBwrapOptions(spec: Pick<McpSandboxSpec, "binds" | "hidden" | 
  * its `/proc/1/cmdline` shows only the server's own command and args.
  */
 export function buildMcpSandboxLaunch(spec: McpSandboxSpec): McpSandboxLaunch {
-  const argv: string[] = cgroupJoinPrefix(spec.cgroupProcs);
-  let binds = spec.binds;
-  if (spec.stage) {
-    const present = binds.filter((b) => !b.optional || existsSync(b.host));
-    const plan = planStaging(present, spec.runAs ?? { uid: 0, gid: 0 });
-    argv.push(...stagePrefix(spec.stage, plan.hosts));
-    binds = plan.binds;
-  }
-  if (spec.runAs) {
-    if (!spec.setprivPath) throw new Error("setpriv is required to drop privileges");
-    argv.push(spec.setprivPath, `--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, "--clear-groups", "--");
-  }
-  argv.push(spec.bwrapPath, "--args", "3", "--", spec.command, ...spec.args);
-  const options = mcpBwrapOptions({ ...spec, binds });
+  const drop = stageAndDropPrefix(spec);
+  const argv = [...cgroupJoinPrefix(spec.cgroupProcs), ...drop.prefix, spec.bwrapPath, "--args", "3", "--", spec.command, ...spec.args];
+  const options = mcpBwrapOptions({ ...spec, binds: drop.binds });
   return { argv, bwrapArgs: Buffer.from(options.map((x) => `${x}\0`).join(""), "utf8") };
 }

@@ -169,17 +169,32 @@ function chainParts(spec: BwrapCommandSpec): { prefix: string[]; parts: { option
     if (l.processes > 0 && spec.runAs) flags.push(`--nproc=${l.processes}`);
     if (flags.length) argv.push(spec.prlimitPath, ...flags, "--");
   }
+  const drop = stageAndDropPrefix(spec);
+  argv.push(...drop.prefix);
+  return { prefix: argv, parts: bwrapArgParts({ ...spec, binds: drop.binds }) };
+}
+
+/**
+ * The part of a chain that runs with the service's privileges just before
+ * bwrap: staging of the bind sources in a private mount namespace (when a
+ * directory above them is closed to the sandbox uid) and the uid drop. Returns
+ * that argv prefix and the binds as bwrap must then name them. Shared by the
+ * bash sandbox and sandboxed MCP servers.
+ */
+export function stageAndDropPrefix(spec: Pick<BwrapCommandSpec, "binds" | "stage" | "runAs" | "setprivPath">): { prefix: string[]; binds: BwrapBind[] } {
+  const prefix: string[] = [];
+  let binds = spec.binds;
   if (spec.stage) {
     // A missing optional source cannot be staged; bwrap would have skipped it anyway.
     const present = binds.filter((b) => !b.optional || existsSync(b.host));
     // Without a uid drop nothing is closed to bwrap; the identity only matters with runAs.
     const plan = planStaging(present, spec.runAs ?? { uid: 0, gid: 0 });
-    argv.push(...stagePrefix(spec.stage, plan.hosts));
+    prefix.push(...stagePrefix(spec.stage, plan.hosts));
     binds = plan.binds;
   }
   if (spec.runAs) {
     if (!spec.setprivPath) throw new Error("setpriv is required to drop privileges");
-    argv.push(spec.setprivPath, `--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, "--clear-groups", "--");
+    prefix.push(spec.setprivPath, `--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, "--clear-groups", "--");
   }
-  return { prefix: argv, parts: bwrapArgParts({ ...spec, binds }) };
+  return { prefix, binds };
 }
