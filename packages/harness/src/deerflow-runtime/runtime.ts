@@ -1,5 +1,4 @@
 import { mkdirSync } from "node:fs";
-import { rm } from "node:fs/promises";
 import path from "node:path";
 import { createLeadAgentFactory, customAgentSignature, runSettings } from "../agents";
 import type { LeadAgentExtensions, LeadAgentFactory } from "../agents";
@@ -12,7 +11,7 @@ import { createMemoryStores, openSqliteStores, persistenceDbPath } from "../pers
 import type { PersistenceStores } from "../persistence";
 import { createThreadStateView } from "../runtime";
 import type { Agent, StateSnapshot, ThreadStateView } from "../runtime";
-import { createSandboxProvider } from "../sandbox";
+import { createSandboxProvider, removeTree } from "../sandbox";
 import { attachSkills, skillsViewDir } from "../skills";
 import { attachMcp } from "../mcp";
 import type { SandboxProvider } from "../sandbox";
@@ -313,7 +312,7 @@ export class DeerFlowRuntime {
       }
     }
     // {dataDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
-    await rm(path.dirname(threadPaths(this.dataDir, userId, threadId).userData), { recursive: true, force: true });
+    await removeTree(path.dirname(threadPaths(this.dataDir, userId, threadId).userData));
   }
 
   /** Run `hook` after a thread was deleted (close its sessions, drop its caches). */

@@ -32,6 +32,7 @@ export {
   VIRTUAL_WORKSPACE,
 } from "./thread-paths";
 export type { DirOwner, ThreadDirs } from "./thread-paths";
+export { removeTree } from "./remove-tree";
 export { PathMapper, TRAVERSAL_MESSAGE } from "./path-mapper";
 export type { MountPoint, ResolvedPath } from "./path-mapper";
 export { HostFileOps, IGNORED_DIRS, translateFsError } from "./host-fs";

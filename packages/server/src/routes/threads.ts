@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Hono } from "hono";
 import { z } from "zod";
-import { rm } from "node:fs/promises";
 import path from "node:path";
 import {
   DeerFlowError,
   InvalidUpdateError,
+  removeTree,
   threadDetailResponse,
   threadPaths,
   threadRecordResponse,
@@ -146,7 +146,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     await ctx.runtime.deleteThread(threadId, ctx.options.userId);
     if (ctx.options.baseDir !== ctx.runtime.dataDir) {
       // {baseDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
-      await rm(path.dirname(threadPaths(ctx.options.baseDir, ctx.options.userId, threadId).userData), { recursive: true, force: true });
+      await removeTree(path.dirname(threadPaths(ctx.options.baseDir, ctx.options.userId, threadId).userData));
     }
     return c.json({ success: true, message: `Thread ${threadId} deleted` });
   });
