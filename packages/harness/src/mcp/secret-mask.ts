@@ -1,4 +1,5 @@
 import { ValidationError } from "../errors";
+import { containsSecretText } from "../persistence/redact";
 
 /** The value a secret is replaced with in responses (and may be sent back unchanged). */
 export const MASKED_VALUE = "***";
@@ -98,6 +99,12 @@ export function maskArgs(args: readonly string[]): string[] {
     const header = flag || assign ? null : HEADER_LINE.exec(arg);
     if (header && isSensitiveKey(header[1])) {
       out.push(`${header[1]}: ${MASKED_VALUE}`);
+      continue;
+    }
+    // A token in a known key format (`ghp_…`, `sk-…`) is masked wherever it stands: positional, or after a
+    // short flag whose meaning only the server knows.
+    if (containsSecretText(arg)) {
+      out.push(MASKED_VALUE);
       continue;
     }
     out.push(maskUrlsIn(arg));

@@ -18,4 +18,4 @@ export { compareThreads, matchesMetadata } from "./ordering";
 export { ensureSqliteSchema, openSqliteStores, SqliteMessageStore, SqliteRunStore, SqliteThreadStore } from "./sqlite-stores";
 export { createMemoryStores, MemoryMessageStore, MemoryRunStore, MemoryThreadStore } from "./memory-stores";
 export { PERSISTENCE_DB_FILE, persistenceDbPath } from "./paths";
-export { REDACTED, redactSecretKeys, redactSecretText } from "./redact";
+export { containsSecretText, REDACTED, redactSecretKeys, redactSecretText } from "./redact";

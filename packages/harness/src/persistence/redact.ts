@@ -29,8 +29,16 @@ const CREDENTIAL_FIELD =
 // A bearer credential on its own (`… got Bearer abc.def` without a header name).
 const BEARER = /\b(bearer\s+)([A-Za-z0-9._~+/=-]{6,})/gi;
 // Key formats of the providers' own keys, wherever they appear: OpenAI / Anthropic / DeepSeek `sk-…`, Google
-// `AIza…`, Groq `gsk_…`, xAI `xai-…`, Hugging Face `hf_…`, OpenRouter `sk-or-…` (a `sk-` key).
-const KEY_SHAPES = /\b(?:sk-[A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{20,}|gsk_[A-Za-z0-9]{16,}|xai-[A-Za-z0-9]{16,}|hf_[A-Za-z0-9]{16,})/g;
+// `AIza…`, Groq `gsk_…`, xAI `xai-…`, Hugging Face `hf_…`, OpenRouter `sk-or-…` (a `sk-` key); and the
+// tokens MCP servers are usually given: GitHub `ghp_…`/`gho_…`/`ghs_…`/`github_pat_…`, GitLab `glpat-…`,
+// Slack `xox?-…`.
+const KEY_SHAPES =
+  /\b(?:sk-[A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{20,}|gsk_[A-Za-z0-9]{16,}|xai-[A-Za-z0-9]{16,}|hf_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abprs]-[A-Za-z0-9-]{10,})/g;
+
+/** Whether `text` holds a credential {@link redactSecretText} would scrub (a key shape, a bearer token, a credential field). */
+export function containsSecretText(text: string): boolean {
+  return redactSecretText(text) !== text;
+}
 
 /**
  * Scrub credentials out of a free text — a provider's error message or

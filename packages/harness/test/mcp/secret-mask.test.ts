@@ -43,6 +43,16 @@ describe("masking secrets in args and URLs", () => {
     expect(maskUrlsIn("https://tok@h.example/mcp?key=1&empty=&flag")).toBe("https://***@h.example/mcp?key=***&empty=&flag");
   });
 
+  it("masks a token in a known key format wherever it stands: positional, or after a short flag only the server understands", () => {
+    const github = `ghp_${"a1".repeat(18)}`;
+    const anthropic = `sk-ant-api03-${"x".repeat(24)}`;
+    const stored = ["-y", "@modelcontextprotocol/server-github", github, "-t", anthropic, "--verbose", "ghp_short"];
+    const masked = maskArgs(stored);
+    expect(masked).toEqual(["-y", "@modelcontextprotocol/server-github", "***", "-t", "***", "--verbose", "ghp_short"]);
+    expect(JSON.stringify(masked)).not.toContain(github.slice(4));
+    expect(restoreMaskedArgs("s", masked, stored)).toEqual(stored);
+  });
+
   it("restores masked args and urls to the stored values; an edited or moved masked value is refused", () => {
     const stored = ["--token", "ghp_abc", "https://u:p@127.0.0.1/x?k=v"];
     expect(restoreMaskedArgs("s", maskArgs(stored), stored)).toEqual(stored);
