@@ -9,6 +9,7 @@
  * valid, the sandbox's network is what stops it.
  */
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -42,7 +43,16 @@ function attack(port: number): string {
   return lines.join("\n");
 }
 
-/** The chain against one `sandbox.network` value (YAML flow text). */
+/** A loopback port free right now (the gateway then listens on it, so the config can name it). */
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** The chain against one `sandbox.network` value (YAML flow text; `{port}` is the gateway's port). */
 function chain(network: string): void {
   describe.skipIf(!probe.ok)(`chain: sandbox (network: ${network}) → gateway API`, () => {
     let dir: string;
@@ -54,6 +64,7 @@ function chain(network: string): void {
     let extensionsFile: string;
 
     beforeAll(async () => {
+      port = await freePort();
       llm = await startScriptedLLMServer({
         script: [() => ({ toolCalls: [{ name: "bash", args: { description: "reconfigure the gateway", command: attack(port) } }] }), "done"],
       });
@@ -67,15 +78,14 @@ function chain(network: string): void {
           `  - { name: scripted, use: openai-compatible, model: scripted, base_url: "${llm.url}/v1", api_key: k }`,
           "sandbox:",
           "  use: bwrap",
-          `  network: ${network}`,
+          `  network: ${network.replaceAll("{port}", String(port))}`,
           "",
         ].join("\n"),
       );
       runtime = await DeerFlowRuntime.open({ configPath: path.join(dir, "config.yaml"), cwd: dir, dataDir: path.join(dir, "data"), log: () => undefined });
-      const started = await startServer({ runtime, port: 0, quiet: true, webDistDir: null, log: () => undefined });
+      const started = await startServer({ runtime, port, quiet: true, webDistDir: null, log: () => undefined });
       gateway = started.gateway;
       url = started.url;
-      port = Number(new URL(url).port);
     });
 
     afterAll(async () => {
@@ -121,5 +131,5 @@ function chain(network: string): void {
 }
 
 chain("open");
-// An exact loopback entry meant for a local service must not open the gateway's own port.
-chain('{mode: open, allow_private: ["127.0.0.1", "::1"]}');
+// Even an exact loopback entry naming the gateway's own port does not open it.
+chain('{mode: open, allow_private: ["127.0.0.1:{port}", "[::1]:{port}"]}');
