@@ -5,12 +5,10 @@
  * thread state, the run list, the history, the persisted database.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
 import { startScriptedLLMServer } from "@deerflow/harness/testing";
-import { startServer } from "../../src/gateway";
+import { startRuntimeGateway } from "../helpers/runtime-gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -28,20 +26,16 @@ function allFiles(dir: string): string[] {
 
 describe("provider error texts are scrubbed of credentials", () => {
   it("keeps an echoed Authorization / api-key out of the SSE stream, run record, state and files", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "redact-e2e-"));
     const llm = await startScriptedLLMServer({ script: [{ fault: "bad_request", message: "Malformed request.", echoCredentials: true }], onExhausted: "repeat-last" });
-    const { config } = appConfigFromText(
-      ["models:", "  - name: basic", "    use: openai-compatible", "    model: scripted", `    base_url: ${llm.url}/v1`, `    api_key: ${KEY}`, "    headers:", `      api-key: ${KEY}`, "title:", "  enabled: false", "sandbox:", "  use: local", "memory:", "  enabled: false", ""].join("\n"),
+    const gw = await startRuntimeGateway(
+      ["models:", "  - name: basic", "    use: openai-compatible", "    model: scripted", `    base_url: ${llm.url}/v1`, `    api_key: ${KEY}`, "    headers:", `      api-key: ${KEY}`, "title:", "  enabled: false", "sandbox:", "  use: local", "memory:", "  enabled: false"],
+      "redact-e2e-",
     );
-    const runtime = await DeerFlowRuntime.open({ config, dataDir, log: () => undefined });
-    const { gateway, url } = await startServer({ runtime, port: 0, quiet: true, webDistDir: null, log: () => undefined });
     cleanups.push(async () => {
-      await gateway.close();
-      await runtime.close();
+      await gw.close();
       await llm.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
     });
-    const api = `${url}/api`;
+    const { api, dataDir, runtime } = gw;
     await postJson(`${api}/threads`, { thread_id: "t1" });
     const stream = await postJson(`${api}/threads/t1/runs/stream`, { input: humanInput("hello"), stream_mode: ["values", "messages-tuple", "custom", "updates"] });
     expect(stream.status).toBe(200);
