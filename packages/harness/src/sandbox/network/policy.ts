@@ -12,7 +12,7 @@ import type { NetworkEntry, NetworkSettings } from "./config";
  * - `public`: reachable in `open` mode (in `allowlist` mode when the destination is listed);
  * - `private`: RFC 1918, unique-local, CGNAT, reserved… — any covering `allow_private` entry (IP, CIDR, host name);
  * - `machine`: loopback and every address of this machine's interfaces (where the gateway and other
- *   host services listen) — only an `allow_private` entry naming that exact IP;
+ *   host services listen) — only an `allow_private` entry naming that exact IP and a port;
  * - `link-local`: 169.254/16 and fe80::/10, home of the cloud metadata services — only an exact IP entry;
  * - `never`: unspecified (0.0.0.0, ::), multicast, broadcast, IPv4-compatible and translated IPv6 forms
  *   that embed a non-public address.
@@ -125,7 +125,7 @@ const PREFIX = "deerflow sandbox network:";
 const PRIVATE_HINT =
   "The sandbox never reaches this machine, private, link-local or metadata addresses; to let it reach an intranet host, add that host (or its IP / CIDR) to sandbox.network.allow_private in config.yaml.";
 const EXACT_HINT =
-  "This machine's own and link-local addresses open only for an exact IP in sandbox.network.allow_private (a host name or CIDR does not open them).";
+  "This machine's own addresses open only for an exact IP and port in sandbox.network.allow_private (e.g. 127.0.0.2:8080), link-local ones only for an exact IP (a host name or CIDR opens neither).";
 
 function portMatches(entry: NetworkEntry, port: number): boolean {
   return entry.kind === "cidr" || entry.port === undefined || entry.port === port;
@@ -235,6 +235,9 @@ export class EgressPolicy {
       if (cls === "public") ok = true;
       else if (cls === "never") ok = false;
       else if (cls === "private") ok = exact || privateByName || this.allowPrivate.some((e) => addressMatches(e, ip, port, true));
+      // This machine also runs services that reach the gateway for the user (a frontend or reverse proxy in
+      // front of it, databases, other tools): an entry opens one of its ports, never all of them.
+      else if (cls === "machine") ok = this.allowPrivate.some((e) => e.kind === "ip" && e.port !== undefined && addressMatches(e, ip, port, false));
       else ok = exact;
       if (!ok) {
         const shown = literal ? `${unmapAddress(ip).toString()} is` : `'${host}' resolves to ${unmapAddress(ip).toString()},`;

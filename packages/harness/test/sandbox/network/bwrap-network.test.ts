@@ -58,7 +58,7 @@ describe.skipIf(!HAS_BWRAP)("bwrap sandbox network (real bubblewrap, loopback on
     gw = await listen(gateway, "127.0.0.1");
     intranet = http.createServer((req, res) => res.end(`intranet ${req.method} ${req.url}`));
     web = await listen(intranet, "127.0.0.2");
-    open = await sandboxFor({ mode: "open", allow_private: ["127.0.0.2"] });
+    open = await sandboxFor({ mode: "open", allow_private: [`127.0.0.2:${web}`] });
   });
 
   afterAll(async () => {

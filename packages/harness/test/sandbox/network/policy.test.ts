@@ -134,11 +134,15 @@ describe("egress policy: allow_private", () => {
     await expect(exact.check("127.0.0.2", 8080)).resolves.toMatchObject({ allowed: true });
     refused(await exact.check("127.0.0.2", 8081));
     refused(await exact.check("127.0.0.1", 8080));
+    // A this-machine IP without a port opens none of its ports (a frontend proxying to the gateway may listen on any).
+    const bare = policy({ mode: "open", allow_private: ["127.0.0.2", "93.184.215.99"] });
+    expect(refused(await bare.check("127.0.0.2", 3000))).toMatch(/exact IP and port/);
+    refused(await bare.check("93.184.215.99", 3000));
     await expect(exact.check("169.254.10.10", 80)).resolves.toMatchObject({ allowed: true });
   });
 
   it("DeerFlow's own gateway port stays closed on every address of this machine, even for an exact IP", async () => {
-    const settings = parseSandboxConfig({ network: { mode: "open", allow_private: ["127.0.0.1", "93.184.215.99"] } }).network;
+    const settings = parseSandboxConfig({ network: { mode: "open", allow_private: ["127.0.0.1:5432", "127.0.0.1:2026", "93.184.215.99:2026"] } }).network;
     const p = new EgressPolicy(settings, { localAddresses: () => LOCAL, protectedPorts: () => new Set([2026]) });
     await expect(p.check("127.0.0.1", 5432)).resolves.toMatchObject({ allowed: true });
     for (const host of ["127.0.0.1", "[::ffff:127.0.0.1]", "93.184.215.99"]) {

@@ -43,8 +43,16 @@ function tunnel(socketPath: string, authority: string): Promise<{ socket: net.So
   });
 }
 
-function listen(server: net.Server, host: string): Promise<number> {
-  return new Promise((r) => server.listen(0, host, () => r((server.address() as net.AddressInfo).port)));
+function listen(server: net.Server, host: string, port = 0): Promise<number> {
+  return new Promise((r) => server.listen(port, host, () => r((server.address() as net.AddressInfo).port)));
+}
+
+/** A port on `host` that nothing listens on right now (so a policy can name it before its server starts). */
+async function sparePort(host: string): Promise<number> {
+  const s = net.createServer();
+  const port = await listen(s, host);
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }
 
 describe("egress proxy (Unix socket, CONNECT and absolute-form HTTP)", () => {
@@ -59,6 +67,8 @@ describe("egress proxy (Unix socket, CONNECT and absolute-form HTTP)", () => {
   const webRequests: Array<{ url?: string; headers: http.IncomingHttpHeaders }> = [];
   let echo: net.Server;
   let echoPort = 0;
+  /** Ports of servers the tests start themselves (this machine's ports open one by one in allow_private). */
+  let spare: number[] = [];
   const resolverCalls: string[] = [];
   let flip = 0;
 
@@ -83,7 +93,9 @@ describe("egress proxy (Unix socket, CONNECT and absolute-form HTTP)", () => {
     webPort = await listen(web, "127.0.0.2");
     echo = net.createServer((s) => s.pipe(s));
     echoPort = await listen(echo, "127.0.0.2");
-    const settings = parseSandboxConfig({ network: { mode: "open", allow_private: ["127.0.0.2"] } }).network;
+    spare = [await sparePort("127.0.0.2"), await sparePort("127.0.0.2"), await sparePort("127.0.0.2")];
+    const allowPrivate = [webPort, echoPort, ...spare].map((p) => `127.0.0.2:${p}`);
+    const settings = parseSandboxConfig({ network: { mode: "open", allow_private: allowPrivate } }).network;
     proxy = new EgressProxy({ policy: new EgressPolicy(settings, { resolver }), socketPath, maxConnections: 4 });
     await proxy.start();
   });
@@ -158,16 +170,15 @@ describe("egress proxy (Unix socket, CONNECT and absolute-form HTTP)", () => {
       s.on("error", () => undefined);
       s.once("data", () => s.end("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\nraw"));
     });
-    const port = await listen(switcher, "127.0.0.2");
+    const port = await listen(switcher, "127.0.0.2", spare[0]);
     const res = await exchange(socketPath, `GET http://127.0.0.2:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(res).toMatch(/^HTTP\/1\.1 502[\s\S]*127\.0\.0\.2:\d+ failed/);
     switcher.close();
   });
 
   it("a refused upstream is a 502 naming the target", async () => {
-    const closed = net.createServer();
-    const port = await listen(closed, "127.0.0.2");
-    await new Promise<void>((r) => closed.close(() => r()));
+    // nothing listens on this allowed port
+    const port = spare[1];
     const res = await exchange(socketPath, `CONNECT 127.0.0.2:${port} HTTP/1.1\r\n\r\n`);
     expect(res).toMatch(/^HTTP\/1\.1 502[\s\S]*could not connect to 127\.0\.0\.2/);
   });
@@ -179,7 +190,7 @@ describe("egress proxy (Unix socket, CONNECT and absolute-form HTTP)", () => {
     const holder = net.createServer((s) => {
       if (held.push(s) === 4) allHeld();
     });
-    const holderPort = await listen(holder, "127.0.0.2");
+    const holderPort = await listen(holder, "127.0.0.2", spare[2]);
     const open = await Promise.all([0, 1, 2, 3].map(() => tunnel(socketPath, `127.0.0.2:${holderPort}`)));
     await fourHeld;
     expect(await exchange(socketPath, `CONNECT 127.0.0.2:${echoPort} HTTP/1.1\r\n\r\n`)).toBe("");
@@ -199,7 +210,7 @@ describe("egress proxy close()", () => {
     const socketPath = path.join(dir, "egress.sock");
     const echo = net.createServer((s) => s.pipe(s));
     const port = await listen(echo, "127.0.0.2");
-    const settings = parseSandboxConfig({ network: { mode: "open", allow_private: ["127.0.0.2"] } }).network;
+    const settings = parseSandboxConfig({ network: { mode: "open", allow_private: [`127.0.0.2:${port}`] } }).network;
     const proxy = new EgressProxy({ policy: new EgressPolicy(settings), socketPath });
     await proxy.start();
     const { socket, head } = await tunnel(socketPath, `127.0.0.2:${port}`);
