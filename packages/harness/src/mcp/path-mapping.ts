@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { VIRTUAL_USER_DATA } from "../sandbox";
@@ -57,7 +57,12 @@ export function toVirtualPath(ref: string, scope: McpPathScope): string | undefi
   const rel = path.relative(root, host);
   if (!rel || rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
   try {
-    if (!statSync(host).isFile()) return undefined;
+    // Resolved first: a name the agent planted as a symlink to a host file must not map (and so must not tell
+    // whether that host file exists); only a regular file really inside the thread does.
+    const real = realpathSync(host);
+    const realRel = path.relative(realpathSync(root), real);
+    if (!realRel || realRel.startsWith("..") || path.isAbsolute(realRel)) return undefined;
+    if (!statSync(real).isFile()) return undefined;
   } catch {
     return undefined;
   }

@@ -27,6 +27,16 @@ describe("MCP result conversion", () => {
     );
   });
 
+  it("does not map a planted symlink out of the thread (so a result cannot tell whether a host file exists)", () => {
+    fs.symlinkSync(path.join(root, "outside.txt"), path.join(ws, "out", "exists.txt"));
+    fs.symlinkSync(path.join(root, "nope.txt"), path.join(ws, "out", "missing.txt"));
+    expect(toVirtualPath(path.join(ws, "out", "exists.txt"), scope)).toBeUndefined();
+    expect(toVirtualPath(path.join(ws, "out", "missing.txt"), scope)).toBeUndefined();
+    // A link that stays inside the thread still maps, under the name the server used.
+    fs.symlinkSync(path.join(ws, "out", "shot.png"), path.join(ws, "out", "alias.png"));
+    expect(toVirtualPath(path.join(ws, "out", "alias.png"), scope)).toBe("/mnt/user-data/workspace/out/alias.png");
+  });
+
   it("is linear on huge results without separators", () => {
     const big = "a/".repeat(300_000);
     const t0 = Date.now();
