@@ -28,6 +28,35 @@ parentPort.on("message", ({ id, source, flags, inputs, max, count }) => {
 });
 `;
 
+/**
+ * Idle workers kept for the next call: starting one costs 25–45 ms, more than
+ * a whole grep over a small workspace. A worker returns here only after a
+ * call ended normally; one that ran out of budget or failed is terminated.
+ * Idle workers are unref'd, so they never keep the process alive.
+ */
+const IDLE_WORKERS: Worker[] = [];
+const MAX_IDLE_WORKERS = 2;
+
+/** Workers waiting for the next call (diagnostics and tests). */
+export function idlePatternWorkers(): number {
+  return IDLE_WORKERS.length;
+}
+
+function acquireWorker(): Worker {
+  const w = IDLE_WORKERS.pop() ?? new Worker(WORKER_SOURCE, { eval: true });
+  w.ref();
+  return w;
+}
+
+function releaseWorker(w: Worker): void {
+  if (IDLE_WORKERS.length >= MAX_IDLE_WORKERS) {
+    void w.terminate();
+    return;
+  }
+  w.unref();
+  IDLE_WORKERS.push(w);
+}
+
 interface Reply {
   id: number;
   hits?: number[];
@@ -37,7 +66,8 @@ interface Reply {
 /**
  * Matches one pattern over batches of strings in a worker thread, within
  * {@link PATTERN_TIME_BUDGET_MS} of matching for the whole call (all
- * batches together). Create one per grep/glob call and `close()` it when done.
+ * batches together). Create one per grep/glob call and `close()` it when done (its worker then serves
+ * the next call).
  */
 export class PatternMatcher {
   private worker?: Worker;
@@ -65,7 +95,7 @@ export class PatternMatcher {
 
   private run(inputs: string[], max: number, count: boolean): Promise<number[]> {
     if (inputs.length === 0) return Promise.resolve([]);
-    this.worker ??= new Worker(WORKER_SOURCE, { eval: true });
+    this.worker ??= acquireWorker();
     const worker = this.worker;
     const id = this.nextId++;
     const started = performance.now();
@@ -104,10 +134,10 @@ export class PatternMatcher {
     });
   }
 
-  /** Stop the worker (idempotent). */
+  /** Hand the worker back for the next call (idempotent; call when no match is pending). */
   async close(): Promise<void> {
     const w = this.worker;
     this.worker = undefined;
-    if (w) await w.terminate();
+    if (w) releaseWorker(w);
   }
 }
