@@ -1,9 +1,10 @@
 import { constants as FS, type Dirent } from "node:fs";
-import { chown, lstat, mkdir, open, readdir, readlink, stat as fsStat } from "node:fs/promises";
+import { chown, lstat, mkdir, readdir, stat as fsStat } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { PathAccessError, SandboxError } from "../errors";
 import { globToRegExp } from "./glob-match";
+import { openConfinedFile } from "./open-confined";
 import { PatternMatcher } from "./pattern-worker";
 import type { PathMapper, ResolvedPath } from "./path-mapper";
 import type { DirOwner } from "./thread-paths";
@@ -68,25 +69,12 @@ export class HostFileOps {
   ) {}
 
   private async openConfined(r: ResolvedPath, flags: number, mode = 0o644): Promise<FileHandle> {
-    let fh: FileHandle;
+    const outside = () => new PathAccessError(`Access denied: ${r.virtual} resolves outside the allowed directories`);
     try {
-      fh = await open(r.host, flags | FS.O_NOFOLLOW, mode);
+      return (await openConfinedFile(r.host, r.rootReal, flags, outside, mode)).handle;
     } catch (err) {
-      throw translateFsError(err, r.virtual);
+      throw err instanceof PathAccessError ? err : translateFsError(err, r.virtual);
     }
-    try {
-      const actual = await readlink(`/proc/self/fd/${fh.fd}`);
-      if (!isInside(actual, r.rootReal)) {
-        throw new PathAccessError(`Access denied: ${r.virtual} resolves outside the allowed directories`);
-      }
-    } catch (err) {
-      if (err instanceof PathAccessError) {
-        await fh.close();
-        throw err;
-      }
-      // /proc unavailable (non-Linux): the realpath check already ran.
-    }
-    return fh;
   }
 
   async readFileBytes(p: string): Promise<Uint8Array> {

@@ -1,8 +1,9 @@
 import { constants as FS } from "node:fs";
-import { open, readlink, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { PathAccessError } from "../errors";
+import { openConfinedFile } from "../sandbox/open-confined";
 import { UploadError } from "./errors";
 import { guessMimeType } from "./mime";
 import type { ThreadPaths } from "./thread-paths";
@@ -100,23 +101,18 @@ export async function openArtifact(paths: ThreadPaths, virtualPath: string): Pro
   }
   if (!within(rootReal, real)) throw outside(virtualPath);
   let handle: FileHandle;
+  let actual: string | undefined;
   try {
     // O_NONBLOCK: a FIFO planted under the artifact's name must not hang the open.
-    handle = await open(real, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+    ({ handle, actual } = await openConfinedFile(real, rootReal, FS.O_RDONLY | FS.O_NONBLOCK, () => outside(virtualPath)));
   } catch (err) {
+    if (err instanceof PathAccessError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw outside(virtualPath);
     if (code === "EISDIR") throw new UploadError("artifact_is_directory", `'${virtualPath}' is a directory, not a file.`, 400, { details: { path: virtualPath } });
     throw notFound(virtualPath);
   }
   try {
-    let actual: string | undefined;
-    try {
-      actual = await readlink(`/proc/self/fd/${handle.fd}`);
-    } catch {
-      // no /proc (not Linux): the realpath check above is what there is
-    }
-    if (actual !== undefined && !within(rootReal, actual)) throw outside(virtualPath);
     const st = await handle.stat();
     if (st.isDirectory()) throw new UploadError("artifact_is_directory", `'${virtualPath}' is a directory, not a file.`, 400, { details: { path: virtualPath } });
     if (!st.isFile()) throw new UploadError("artifact_not_file", `'${virtualPath}' is not a regular file.`, 400, { details: { path: virtualPath } });
