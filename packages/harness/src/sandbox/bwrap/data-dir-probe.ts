@@ -95,7 +95,7 @@ function runScratchSandbox(basic: BwrapProbe, baseDir: string, stage: StageTools
       cwd: "/mnt/user-data/workspace",
       command: "echo ok > probe && cat probe",
     });
-    const r = spawnSync(argv[0], argv.slice(1), { timeout: 10_000, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { PATH: "/usr/bin:/bin" } });
+    const r = spawnSync(argv[0], argv.slice(1), { cwd: "/", timeout: 10_000, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { PATH: "/usr/bin:/bin" } });
     if (r.status === 0 && r.stdout.trim() === "ok") return { ...basic, baseDir };
     const why = (r.stderr || r.error?.message || `exit ${r.status ?? r.signal}`).trim();
     return { ...basic, ok: false, baseDir, reason: `bwrap cannot bind a directory of the data dir ${baseDir}: ${why}` };

@@ -42,7 +42,7 @@ export function probeBwrap(options: { runAs?: { uid: number; gid: number }; bwra
       cwd: "/",
       command: "true",
     });
-    const r = spawnSync(argv[0], argv.slice(1), { timeout: 10_000, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const r = spawnSync(argv[0], argv.slice(1), { cwd: "/", timeout: 10_000, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     result =
       r.status === 0
         ? { ok: true, bwrapPath, prlimitPath, setprivPath }

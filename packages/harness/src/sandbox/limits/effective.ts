@@ -11,7 +11,7 @@ const tmpSizeSupport = new Map<string, boolean>();
 export function bwrapSupportsTmpSize(bwrapPath: string): boolean {
   let ok = tmpSizeSupport.get(bwrapPath);
   if (ok === undefined) {
-    const r = spawnSync(bwrapPath, ["--help"], { encoding: "utf8", timeout: 5000, stdio: ["ignore", "pipe", "pipe"] });
+    const r = spawnSync(bwrapPath, ["--help"], { cwd: "/", encoding: "utf8", timeout: 5000, stdio: ["ignore", "pipe", "pipe"] });
     ok = /^\s*--size\b/m.test(`${r.stdout ?? ""}${r.stderr ?? ""}`);
     tmpSizeSupport.set(bwrapPath, ok);
   }
