@@ -5,6 +5,7 @@ import type { PersistenceStores } from "@deerflow/harness";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { Context } from "hono";
+import { authDisabledUser, setRequestUser } from "./auth";
 import type { GatewayContext } from "./context";
 import { HttpError } from "./http-error";
 import type { GatewayOptions, ResolvedGatewayOptions } from "./options";
@@ -97,6 +98,12 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   // No error handler of its own: Hono wraps every handler of a mounted app that has one in an extra compose (two
   // more promises per handler and request). Errors reach the outer app's handler, the same function.
   const api = new Hono();
+  // Identifies the caller before any route or per-thread authorisation runs.
+  const caller = authDisabledUser(options.userId);
+  api.use("*", (c, next) => {
+    setRequestUser(c, caller);
+    return next();
+  });
   registerThreadAccess(api, ctx);
   registerThreadRoutes(api, ctx);
   registerRegenerateRoutes(api, ctx);
