@@ -59,7 +59,7 @@ export const appConfigSchema = z.looseObject({
   authorization: s.authorizationSchema,
   circuit_breaker: s.circuitBreakerSchema,
   llm_call: s.llmCallSchema,
-  auth: nullable(record()),
+  auth: s.authSchema,
   channels: nullable(record()),
   channel_connections: nullable(record()),
   plugins: list(s.pluginSchema),

@@ -320,3 +320,45 @@ export const pluginSchema = z.looseObject({
   required: bool().default(false),
   config: nullable(record()),
 });
+
+/** `auth.oidc.providers.{id}`: one OpenID Connect provider (DeerFlow's keys and defaults). */
+export const oidcProviderSchema = z.looseObject({
+  display_name: z.string().min(1),
+  issuer: z.string().url(),
+  client_id: z.string().min(1),
+  client_secret: nullable(z.string()),
+  redirect_uri: nullable(z.string().url()),
+  scopes: z.array(z.string().min(1)).default(["openid", "email", "profile"]),
+  token_endpoint_auth_method: z.enum(["client_secret_post", "client_secret_basic", "none"]).default("client_secret_post"),
+  auto_create_users: bool().default(true),
+  require_verified_email: bool().default(true),
+  allowed_email_domains: list(z.string().trim().min(1)),
+  admin_emails: list(z.string().trim().min(1)),
+  pkce_enabled: bool().default(true),
+  nonce_enabled: bool().default(true),
+  authorization_endpoint: nullable(z.string().url()),
+  token_endpoint: nullable(z.string().url()),
+  userinfo_endpoint: nullable(z.string().url()),
+  jwks_uri: nullable(z.string().url()),
+});
+
+/**
+ * `auth:` users and sign-in. Off unless `enabled: true` (and the
+ * `DEER_FLOW_AUTH_DISABLED=1` environment variable always wins). DeerFlow's
+ * `local.allow_registration` is read as a synonym of `registration_enabled`.
+ */
+export const authSchema = section({
+  enabled: bool().default(false),
+  /** HS256 secret of the session cookie (`$DEER_FLOW_JWT_SECRET`; `deerflow init` generates one into `.env`). */
+  jwt_secret: nullable(z.string().min(32, "expected at least 32 characters (deerflow init generates one)")),
+  /** May visitors create `user` accounts through `POST /api/v1/auth/register`? Off by default: an admin adds users. */
+  registration_enabled: nullable(bool()),
+  /** Session lifetime in days (the `expires_in` of login is this × 86400). */
+  session_days: int().default(7),
+  local: section({ allow_registration: nullable(bool()) }),
+  oidc: section({
+    enabled: bool().default(false),
+    frontend_base_url: nullable(z.string().url()),
+    providers: mapOf(oidcProviderSchema),
+  }),
+});
