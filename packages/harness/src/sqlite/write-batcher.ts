@@ -14,6 +14,16 @@ export type { WriteStep } from "./writer";
  */
 export const DEFAULT_COMMIT_WINDOW_MS = 2;
 
+/**
+ * After a window that gathered a single write, how many windows' time the
+ * batcher commits on the next turn before it waits for a window again. A lone
+ * write per window is one writer awaiting each of its commits (a run's turns
+ * one after another): waiting only delays it, there is nothing to group. The
+ * next try comes this many windows later, so a busy server is back to one
+ * commit per window after at most that long.
+ */
+const WINDOWS_BEFORE_RETRY = 25;
+
 /** Options of {@link WriteBatcher}. */
 export interface WriteBatcherOptions {
   /** Minimum time between two commits of queued writes (default {@link DEFAULT_COMMIT_WINDOW_MS}; 0 = every turn). */
@@ -39,6 +49,9 @@ interface Item {
  * statement. Writes queued while the last commit is older than the commit
  * window are committed on the next event-loop turn; writes queued sooner wait
  * for the window to end, so a busy server commits at most once per window.
+ * A window that gathered one write only means one writer is awaiting each
+ * commit in turn: for the next {@link WINDOWS_BEFORE_RETRY} windows' time,
+ * writes commit on the next turn again instead of waiting for nothing.
  * Batches commit in the order they were queued. On a database file the
  * statements run on a worker thread (its own connection, WAL), so commits never
  * take the event loop's time; the main connection only reads.
@@ -55,7 +68,11 @@ export class WriteBatcher {
   /** Batches handed to the worker and not committed yet, with the rows they touch. */
   private readonly inflight = new Set<{ keys: Set<string>; done: Promise<void> }>();
   private scheduled = false;
+  /** The scheduled flush waits for the window (a timer), rather than the next turn. */
+  private timed = false;
   private lastCommit = 0;
+  /** Until then writes commit on the next turn: the last window gathered nothing to group. */
+  private noWindowUntil = 0;
   private readonly windowMs: number;
   private readonly inline: InlineWriter;
   private worker: SqliteWriterWorker | undefined;
@@ -94,7 +111,9 @@ export class WriteBatcher {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = this.lastCommit + this.windowMs - performance.now();
+    const now = performance.now();
+    const wait = now < this.noWindowUntil ? 0 : this.lastCommit + this.windowMs - now;
+    this.timed = wait > 0;
     if (wait <= 0) setImmediate(() => this.flush());
     else setTimeout(() => this.flush(), Math.ceil(wait));
   }
@@ -114,13 +133,16 @@ export class WriteBatcher {
 
   /** Commit (or hand to the writer thread) every queued write now. */
   flush(): void {
+    const waited = this.timed;
     this.scheduled = false;
+    this.timed = false;
     if (!this.queue.length || !this.db.open) return;
     const batch = this.queue;
     const keys = this.queueKeys;
     this.queue = [];
     this.queueKeys = new Set();
     this.lastCommit = performance.now();
+    if (waited && batch.length === 1) this.noWindowUntil = this.lastCommit + WINDOWS_BEFORE_RETRY * this.windowMs;
     if (!this.workerWanted) {
       settleItems(batch, this.inline.run(batch.map((i) => i.steps)));
       return;

@@ -73,6 +73,21 @@ describe.each([
     expect((db.prepare("SELECT COUNT(*) AS n FROM t WHERE k LIKE 'k%'").get() as { n: number }).n).toBe(5);
   });
 
+  it("a writer awaiting each commit in turn waits for the window once, not once per write", async () => {
+    const db = new Database(path.join(dir, `b${n++}.db`));
+    db.pragma("journal_mode = WAL");
+    db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    // A long window: waiting for it on each of the ten writes would take more than 4.5 s.
+    const batcher = new WriteBatcher(db, { commitWindowMs: 500, worker });
+    open.push({ db, batcher });
+    await batcher.write(ins("warm-up", 0));
+    const t0 = performance.now();
+    for (let i = 0; i < 10; i++) await batcher.write(ins(`s${i}`, i));
+    // The second write waits one window (it gathers nothing else); the others commit on the next turn.
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect((db.prepare("SELECT COUNT(*) AS n FROM t WHERE k LIKE 's%'").get() as { n: number }).n).toBe(10);
+  });
+
   it("settle(key) commits a pending row's write and waits for it; other keys do not split the batch", async () => {
     const { db, batcher, batches } = setup({ worker });
     await batcher.write(ins("warm", 0));
