@@ -10,7 +10,16 @@ export interface ConfigIssue {
   received?: unknown;
 }
 
+/** Stands in for a secret's value in an issue: only its length is told. */
+class HiddenSecret {
+  constructor(readonly length: number) {}
+  toJSON(): string {
+    return `<secret, ${this.length} characters>`;
+  }
+}
+
 function describeValue(v: unknown): string {
+  if (v instanceof HiddenSecret) return `a string of ${v.length} characters (not shown)`;
   if (v === undefined) return "nothing (missing)";
   if (v === null) return "null";
   if (Array.isArray(v)) return `a list (${JSON.stringify(v).slice(0, 60)})`;
@@ -19,9 +28,14 @@ function describeValue(v: unknown): string {
   return `${typeof v} ${String(v)}`;
 }
 
+/** Keys whose values are secrets: an error about them never repeats the value (it would land in logs). */
+const SECRET_KEY = /(^|_)(secret|password|api_key|token)$/i;
+
 function issueText(issue: z.core.$ZodIssue): ConfigIssue {
   const keyPath = formatKeyPath(issue.path);
-  const input = (issue as { input?: unknown }).input;
+  const last = issue.path[issue.path.length - 1];
+  const raw = (issue as { input?: unknown }).input;
+  const input = typeof last === "string" && SECRET_KEY.test(last) && typeof raw === "string" ? new HiddenSecret(raw.length) : raw;
   switch (issue.code) {
     case "invalid_type": {
       const expected = String(issue.expected);
