@@ -46,8 +46,9 @@ interface Item {
  * The write queue of one SQLite connection, shared by every store on it.
  *
  * Writes are grouped into one transaction: one WAL commit instead of one per
- * statement. Writes queued while the last commit is older than the commit
- * window are committed on the next event-loop turn; writes queued sooner wait
+ * statement. Writes queued while the writer thread is idle, or while the last
+ * commit is older than the commit window, are committed on the next
+ * event-loop turn; writes queued sooner while a batch is still on its way wait
  * for the window to end, so a busy server commits at most once per window.
  * A window that gathered one write only means one writer is awaiting each
  * commit in turn: for the next {@link WINDOWS_BEFORE_RETRY} windows' time,
@@ -112,7 +113,10 @@ export class WriteBatcher {
     if (this.scheduled) return;
     this.scheduled = true;
     const now = performance.now();
-    const wait = now < this.noWindowUntil ? 0 : this.lastCommit + this.windowMs - now;
+    // With a writer thread, an idle writer (no batch on its way) means nobody is competing for commits: the writes
+    // queued now are one run's turn, which awaits them, and waiting for the window would only delay it.
+    const busy = !this.workerWanted || this.inflight.size > 0;
+    const wait = !busy || now < this.noWindowUntil ? 0 : this.lastCommit + this.windowMs - now;
     this.timed = wait > 0;
     if (wait <= 0) setImmediate(() => this.flush());
     else setTimeout(() => this.flush(), Math.ceil(wait));
