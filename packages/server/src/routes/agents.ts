@@ -11,9 +11,11 @@ import {
   normalizeAgentName,
   unmanagedAgentFields,
   updateCustomAgent,
+  validateId,
 } from "@deerflow/harness";
 import type { CustomAgentConfig, CustomAgentDocument } from "@deerflow/harness";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { userOf } from "../auth";
 import { z } from "zod";
 import { appSettings } from "../app-settings";
 import type { GatewayContext } from "../context";
@@ -87,7 +89,7 @@ function withoutNulls<T extends Record<string, unknown>>(doc: T): T {
  */
 export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
   const base = () => ctx.options.baseDir;
-  const user = () => ctx.options.userId;
+  const user = (c: Context) => userOf(c).id;
   const max = ctx.options.maxBodyBytes;
   const requireEnabled = () => {
     if (!appSettings(ctx).agentsApiEnabled) {
@@ -102,31 +104,31 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
       throw new HttpError(422, `Unknown model '${model}'. Use a model name defined under \`models:\` in config.yaml.`);
     }
   };
-  const load = (name: string) => {
+  const load = (c: Context, name: string) => {
     try {
-      return loadCustomAgent(base(), user(), name);
+      return loadCustomAgent(base(), user(c), name);
     } catch (err) {
       if (hasErrorCode(err, "agent_not_found")) throw new HttpError(404, `Agent '${name}' not found`);
       throw err;
     }
   };
-  const legacyConflict = (name: string, what: string) =>
-    new HttpError(409, `Agent '${name}' only exists in the legacy shared layout and is not scoped to a user. Move it under users/${user()}/agents before ${what}.`);
+  const legacyConflict = (c: Context, name: string, what: string) =>
+    new HttpError(409, `Agent '${name}' only exists in the legacy shared layout and is not scoped to a user. Move it under users/${user(c)}/agents before ${what}.`);
 
   app.get("/agents", (c) => {
     requireEnabled();
-    return c.json({ agents: listCustomAgents(base(), user(), ctx.options.log).map(agentResponse) });
+    return c.json({ agents: listCustomAgents(base(), user(c), ctx.options.log).map(agentResponse) });
   });
 
   app.get("/agents/check", (c) => {
     requireEnabled();
     const name = checkName(c.req.query("name") ?? "");
-    return c.json({ available: !customAgentExists(base(), user(), name), name });
+    return c.json({ available: !customAgentExists(base(), user(c), name), name });
   });
 
   app.get("/agents/:name", (c) => {
     requireEnabled();
-    return c.json(agentResponse(load(checkName(c.req.param("name")))));
+    return c.json(agentResponse(load(c, checkName(c.req.param("name")))));
   });
 
   app.post("/agents", async (c) => {
@@ -145,7 +147,7 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
       reasoning_effort: body.reasoning_effort,
     });
     try {
-      return c.json(agentResponse(createCustomAgent(base(), user(), doc, body.soul)), 201);
+      return c.json(agentResponse(createCustomAgent(base(), user(c), doc, body.soul)), 201);
     } catch (err) {
       if (hasErrorCode(err, "agent_exists")) throw new HttpError(409, `Agent '${name}' already exists`);
       throw err;
@@ -156,8 +158,8 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
     requireEnabled();
     const name = checkName(c.req.param("name"));
     const body = await readJson(c, updateSchema, max);
-    const existing = load(name);
-    if (isLegacyOnlyAgent(base(), user(), name)) throw legacyConflict(name, "updating");
+    const existing = load(c, name);
+    if (isLegacyOnlyAgent(base(), user(c), name)) throw legacyConflict(c, name, "updating");
     const has = (k: keyof typeof body) => Object.prototype.hasOwnProperty.call(body, k);
     if (has("model")) checkModel(body.model);
     const configChanged = (["description", "tool_groups", "skills", ...MODEL_FIELDS] as const).some(has);
@@ -186,15 +188,15 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
       } as CustomAgentDocument);
     }
     const soul = typeof body.soul === "string" ? body.soul : null;
-    if (doc || soul !== null) updateCustomAgent(base(), user(), name, doc, soul);
-    return c.json(agentResponse(load(name)));
+    if (doc || soul !== null) updateCustomAgent(base(), user(c), name, doc, soul);
+    return c.json(agentResponse(load(c, name)));
   });
 
   app.delete("/agents/:name", (c) => {
     requireEnabled();
     const name = checkName(c.req.param("name"));
-    const outcome = deleteCustomAgent(base(), user(), name);
-    if (outcome === "legacy") throw legacyConflict(name, "deleting");
+    const outcome = deleteCustomAgent(base(), user(c), name);
+    if (outcome === "legacy") throw legacyConflict(c, name, "deleting");
     if (outcome === "missing") throw new HttpError(404, `Agent '${name}' not found`);
     if (outcome === "not-custom-agent") {
       throw new HttpError(409, `Directory for '${name}' contains memory data but is not a custom agent because config.yaml is missing; it was preserved.`);
@@ -202,18 +204,21 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
     return c.body(null, 204);
   });
 
-  const profilePath = () => path.join(base(), "USER.md");
+  // DeerFlow keeps one USER.md for everybody; here each user has their own. The shared file stays the
+  // auth-disabled user's (DeerFlow's layout, what a single-user install already has).
+  const profilePath = (c: Context) => (user(c) === ctx.options.userId ? path.join(base(), "USER.md") : path.join(base(), "users", validateId("user", user(c)), "USER.md"));
   app.get("/user-profile", (c) => {
     requireEnabled();
-    const p = profilePath();
+    const p = profilePath(c);
     const text = fs.existsSync(p) ? fs.readFileSync(p, "utf8").trim() : "";
     return c.json({ content: text || null });
   });
   app.put("/user-profile", async (c) => {
     requireEnabled();
     const body = await readJson(c, profileSchema, max);
-    fs.mkdirSync(base(), { recursive: true });
-    fs.writeFileSync(profilePath(), body.content, "utf8");
+    const p = profilePath(c);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, body.content, "utf8");
     return c.json({ content: body.content || null });
   });
 }

@@ -2,6 +2,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { openArtifact, threadPaths } from "@deerflow/harness";
 import type { Hono } from "hono";
+import { userOf } from "../auth";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { API_SECURITY_HEADERS, contentDisposition, servedFile } from "../security";
@@ -55,7 +56,8 @@ export function registerArtifactRoutes(app: Hono, ctx: GatewayContext): void {
     }
     // path checks (prefix, traversal, symlink escape), 404/400 and the MIME type
     // are the harness's, shared with DeerFlowClient.getArtifact
-    const paths = threadPaths(ctx.options.baseDir, ctx.options.userId, threadId);
+    // the caller's folder of the thread (another user's thread was answered 404 by the thread-access middleware)
+    const paths = threadPaths(ctx.options.baseDir, userOf(c).id, threadId);
     // The file is opened once, checked, and streamed from that descriptor: the agent's sandbox writes these
     // directories, and a name looked up again later could lead somewhere else.
     const { handle, hostPath: file, size, mimeType: type } = await openArtifact(paths, `/${segments.join("/")}`);

@@ -10,11 +10,15 @@ import {
   writeMcpServers,
 } from "@deerflow/harness";
 import type { McpEntryValidator, McpServerStatus, StdioLaunchSpec } from "@deerflow/harness";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { requireAdmin } from "../auth";
 import { z } from "zod";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { readJson } from "../validate";
+
+/** The 403 text of the admin-only MCP routes (DeerFlow's). */
+export const MCP_ADMIN_REQUIRED = "Admin privileges required to manage MCP configuration.";
 
 /** What the MCP routes need from the running gateway. */
 export interface McpRouteOptions {
@@ -71,7 +75,8 @@ export function registerMcpRoutes(app: Hono, ctx: GatewayContext): void {
  * guard — no `$VAR` outside `mcp_api.allowed_env_vars`, no `sandbox: false`,
  * no stored secret moved to a new destination — on everything submitted), `POST /mcp/cache/reset`, plus `GET /mcp/status` (per-server
  * connected/tools/last error from the pool). Writes are serialised in-process
- * and reset the pool, so the next run loads the new servers.
+ * and reset the pool, so the next run loads the new servers. Everything but
+ * the status is admin-only (403 for a user).
  */
 export function registerMcpRoutesWith(app: Hono, options: McpRouteOptions): void {
   const maxBytes = options.maxBodyBytes ?? 1024 * 1024;
@@ -103,20 +108,29 @@ export function registerMcpRoutesWith(app: Hono, options: McpRouteOptions): void
     }
   };
 
-  app.get("/mcp/config", async (c) => c.json(await guarded(() => mcpConfigResponse(readRawExtensionsConfig(options.configPath())))));
+  // The configuration is shared by every user (and names commands, URLs and headers): admins only, as in DeerFlow.
+  const admin = (c: Context) => requireAdmin(c, MCP_ADMIN_REQUIRED);
+
+  app.get("/mcp/config", async (c) => {
+    admin(c);
+    return c.json(await guarded(() => mcpConfigResponse(readRawExtensionsConfig(options.configPath()))));
+  });
 
   app.put("/mcp/config", async (c) => {
+    admin(c);
     const body = await readJson(c, updateSchema, maxBytes);
     const servers = body.mcp_servers as Record<string, Record<string, unknown>>;
     return c.json(await guarded(() => serialised(() => afterWrite(writeMcpServers(options.configPath(), servers, validate)))));
   });
 
   app.patch("/mcp/config", async (c) => {
+    admin(c);
     const body = await readJson(c, stateSchema, maxBytes);
     return c.json(await guarded(() => serialised(() => afterWrite(setMcpServerEnabled(options.configPath(), body.server_name, body.enabled, validate)))));
   });
 
   app.post("/mcp/cache/reset", (c) => {
+    admin(c);
     options.pool?.()?.reset();
     return c.json({ success: true, message: "MCP tools cache reset. Tools will reload on next use." });
   });

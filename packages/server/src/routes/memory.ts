@@ -2,6 +2,7 @@ import { MemoryConflictError, MemoryCorruptionError, MemoryFactError, MemoryServ
 import type { MemoryScope } from "@deerflow/harness";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
+import { userOf } from "../auth";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { readJson } from "../validate";
@@ -60,7 +61,7 @@ export function registerMemoryRoutes(api: Hono, ctx: GatewayContext): void {
   const scope = (c: Context): MemoryScope => {
     const agent = c.req.query("agent_name");
     if (agent !== undefined && agent !== "" && !SAFE_ID.test(agent)) throw new HttpError(422, "Invalid agent_name");
-    return { userId: ctx.options.userId, agentName: agent ? agent : null };
+    return { userId: userOf(c).id, agentName: agent ? agent : null };
   };
   const run = <T>(fn: () => T): T => {
     try {
@@ -91,13 +92,13 @@ export function registerMemoryRoutes(api: Hono, ctx: GatewayContext): void {
   api.get("/memory/config", (c) => c.json(service().configResponse()));
   api.get("/memory/status", (c) => {
     const s = service();
-    return c.json({ config: s.configResponse(), data: run(() => s.getMemory(scope(c))), updater: s.updaterStatus, user_enabled: s.isUserEnabled(ctx.options.userId) });
+    return c.json({ config: s.configResponse(), data: run(() => s.getMemory(scope(c))), updater: s.updaterStatus, user_enabled: s.isUserEnabled(userOf(c).id) });
   });
-  api.get("/memory/settings", (c) => c.json({ enabled: service().isUserEnabled(ctx.options.userId) }));
+  api.get("/memory/settings", (c) => c.json({ enabled: service().isUserEnabled(userOf(c).id) }));
   api.put("/memory/settings", async (c) => {
     const body = await readJson(c, settingsSchema, 4096);
-    service().setUserEnabled(ctx.options.userId, body.enabled);
-    return c.json({ enabled: service().isUserEnabled(ctx.options.userId) });
+    service().setUserEnabled(userOf(c).id, body.enabled);
+    return c.json({ enabled: service().isUserEnabled(userOf(c).id) });
   });
   api.post("/memory/recall", async (c) => {
     const body = await readJson(c, recallSchema, 64 * 1024);

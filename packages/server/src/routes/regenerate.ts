@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import { cp } from "node:fs/promises";
 import { contentText, ORIGINAL_USER_CONTENT_KEY, stripInjectedUserMessageIdSuffix, threadPaths } from "@deerflow/harness";
 import type { DeerFlowRuntime, Message, StateSnapshot } from "@deerflow/harness";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { userOf } from "../auth";
 import { z } from "zod";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { checkThreadId, readJson } from "../validate";
-import { createThreadRecord, requireThread } from "./threads";
+import { ownerOf, requireThread } from "./thread-access";
+import { createThreadRecord } from "./threads";
 
 const regenerateSchema = z.object({ message_id: z.string().min(1) });
 const editSchema = z.object({ human_message_id: z.string().min(1), replacement_text: z.string().min(1) });
@@ -90,8 +92,8 @@ async function baseBefore(agent: DeerFlowRuntime, threadId: string, head: StateS
 export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
 
-  const head = async (threadId: string) => {
-    await requireThread(ctx, threadId);
+  const head = async (c: Context, threadId: string) => {
+    await requireThread(ctx, c, threadId);
     const snap = await ctx.runtime.readState(threadId);
     if (!snap) throw new HttpError(404, `Thread ${threadId} has no checkpoint`);
     return { agent: ctx.runtime, snap, messages: (snap.values.messages ?? []) as Msg[] };
@@ -114,7 +116,7 @@ export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
   app.post("/threads/:thread_id/runs/regenerate/prepare", async (c) => {
     const threadId = checkThreadId(c.req.param("thread_id"));
     const body = await readJson(c, regenerateSchema, max);
-    const { agent, snap, messages } = await head(threadId);
+    const { agent, snap, messages } = await head(c, threadId);
     const idx = messages.findIndex((m) => m.id === body.message_id);
     let human: Msg | undefined;
     let targetRun: string | undefined;
@@ -151,7 +153,7 @@ export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
     const body = await readJson(c, editSchema, max);
     const text = body.replacement_text.trim();
     if (!text) throw new HttpError(409, "Edited message cannot be empty");
-    const { agent, snap, messages } = await head(threadId);
+    const { agent, snap, messages } = await head(c, threadId);
     const goal = (snap.values as Record<string, unknown>).goal as { status?: string } | null | undefined;
     if (goal?.status === "active") throw new HttpError(409, "Cannot edit while a goal is active");
     let humanIdx = -1;
@@ -195,10 +197,10 @@ export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
   app.post("/threads/:thread_id/branches", async (c) => {
     const threadId = checkThreadId(c.req.param("thread_id"));
     const body = await readJson(c, branchSchema, max);
-    const parent = await requireThread(ctx, threadId);
+    const parent = await requireThread(ctx, c, threadId);
     if (parent.metadata.deerflow_sidecar === true) throw new HttpError(409, "Branching is only available in the main conversation.");
     const targets = new Set([body.message_id, ...body.message_ids]);
-    const { agent, snap } = await head(threadId);
+    const { agent, snap } = await head(c, threadId);
     // the newest checkpoint of the target turn: it holds the answer and no later user message
     let cur: StateSnapshot | undefined = snap;
     let found: StateSnapshot | undefined;
@@ -225,7 +227,7 @@ export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
     };
     const values = Object.fromEntries(Object.entries(found.values).filter(([k]) => !BRANCH_EXCLUDED.has(k)));
     await agent.updateState(newId, values, { asNode: "branch" });
-    const rec = await createThreadRecord(ctx, newId, metadata);
+    const rec = await createThreadRecord(ctx, c, newId, metadata);
     const parentTitle = parent.displayName || (typeof values.title === "string" ? values.title : "");
     const displayName = body.title || (parentTitle ? `${parentTitle} (branch)` : null);
     if (displayName) await ctx.stores.threads.update(newId, { displayName, updatedAt: rec.updatedAt });
@@ -244,8 +246,9 @@ export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
     let workspaceCloneMode = "skipped_historical_turn";
     if (fromLatest) {
       try {
-        const from = threadPaths(ctx.options.baseDir, ctx.options.userId, threadId).userData;
-        await cp(from, threadPaths(ctx.options.baseDir, ctx.options.userId, newId).userData, { recursive: true, errorOnExist: false, force: false });
+        // from the parent owner's folder into the caller's (the same user: the parent was authorised above)
+        const from = threadPaths(ctx.options.baseDir, ownerOf(ctx, parent.userId), threadId).userData;
+        await cp(from, threadPaths(ctx.options.baseDir, userOf(c).id, newId).userData, { recursive: true, errorOnExist: false, force: false });
         workspaceCloneMode = "copied";
       } catch (err) {
         workspaceCloneMode = (err as NodeJS.ErrnoException).code === "ENOENT" ? "skipped_empty" : "failed";

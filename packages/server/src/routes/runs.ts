@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import type { GatewayContext } from "../context";
-import { HttpError, runNotFound } from "../http-error";
+import { userOf } from "../auth";
+import { HttpError, threadNotFound } from "../http-error";
 import type { LiveRun } from "../runs/run-manager";
 import { runCreateRequestSchema } from "../runs/run-request";
 import type { RunCreateRequest } from "../runs/run-request";
@@ -10,8 +11,8 @@ import { runResponse } from "../runs/run-response";
 import { publicStateValues } from "../security";
 import { endedStreamResponse, sendSse } from "../sse/sse-response";
 import { checkRunId, checkThreadId, readJson } from "../validate";
-import { requireThreadRow } from "./thread-access";
-import { createThreadRecord, ownedThread } from "./threads";
+import { isOwnedByCaller, readableThreadId, requireRun, requireThreadRow } from "./thread-access";
+import { createThreadRecord } from "./threads";
 
 const cancelQuery = z.object({
   wait: z.enum(["0", "1", "true", "false"]).optional(),
@@ -30,7 +31,6 @@ function cancelOnDisconnect(ctx: GatewayContext, runId: string): () => void {
 /** Runs endpoints (§2.3). */
 export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
-  const user = ctx.options.userId;
 
   const streamRun = (c: Context, run: LiveRun): Response =>
     sendSse(c, (push) => run.buffer.listen(0, push), {
@@ -53,7 +53,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     const threadId = checkThreadId(c.req.param("thread_id") ?? "");
     const req = await readJson(c, runCreateRequestSchema, max);
     requireThreadRow(c); // loaded and authorised once by the thread-access middleware
-    return { run: await ctx.runs.create(threadId, req, user, { waitForStore: !streaming }) };
+    return { run: await ctx.runs.create(threadId, req, userOf(c).id, { waitForStore: !streaming }) };
   };
 
   const stateless = async (c: Context, streaming = false): Promise<{ run: LiveRun }> => {
@@ -61,9 +61,9 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     const fromConfig = req.config?.configurable?.thread_id;
     const threadId = typeof fromConfig === "string" && fromConfig ? checkThreadId(fromConfig, ["body", "config", "configurable", "thread_id"]) : randomUUID();
     const existing = await ctx.stores.threads.get(threadId);
-    if (existing && !(await ownedThread(ctx, threadId))) throw new HttpError(404, `Thread ${threadId} not found`);
-    if (!existing) await createThreadRecord(ctx, threadId, {});
-    return { run: await ctx.runs.create(threadId, req, user, { waitForStore: !streaming }) };
+    if (existing && !isOwnedByCaller(ctx, c, existing.userId)) throw threadNotFound(threadId);
+    if (!existing) await createThreadRecord(ctx, c, threadId, {});
+    return { run: await ctx.runs.create(threadId, req, userOf(c).id, { waitForStore: !streaming }) };
   };
 
   app.post("/threads/:thread_id/runs/stream", async (c) => streamRun(c, (await threaded(c, true)).run));
@@ -83,18 +83,15 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.get("/threads/:thread_id/runs", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
+    checkThreadId(c.req.param("thread_id"));
+    const threadId = readableThreadId(c);
     const runs = await ctx.stores.runs.listByThread(threadId);
-    return c.json(runs.filter((r) => r.userId === user).map(runResponse));
+    return c.json(runs.filter((r) => isOwnedByCaller(ctx, c, r.userId)).map(runResponse));
   });
 
-  const findRun = async (c: Context) => {
-    const threadId = checkThreadId(c.req.param("thread_id") ?? "");
-    const runId = checkRunId(c.req.param("run_id") ?? "");
-    const rec = await ctx.stores.runs.get(runId);
-    if (!rec || rec.threadId !== threadId || rec.userId !== user) throw runNotFound(runId);
-    return rec;
-  };
+  // authorised by the thread-access middleware; this also checks the run belongs to this thread
+  const findRun = (c: Context) =>
+    requireRun(ctx, c, checkThreadId(c.req.param("thread_id") ?? ""), checkRunId(c.req.param("run_id") ?? ""));
 
   app.get("/threads/:thread_id/runs/:run_id", async (c) => c.json(runResponse(await findRun(c))));
 

@@ -1,10 +1,15 @@
 import { resolveArtifact, SkillAlreadyExistsError, SkillError, SkillInstallError, SkillNotFoundError, SkillRegistry, SkillValidationError, threadPaths } from "@deerflow/harness";
 import type { Skill } from "@deerflow/harness";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { requireAdmin, userOf } from "../auth";
 import { z } from "zod";
 import type { GatewayContext } from "../context";
-import { HttpError } from "../http-error";
+import { HttpError, threadNotFound } from "../http-error";
 import { checkThreadId, readJson } from "../validate";
+import { isOwnedByCaller } from "./thread-access";
+
+/** The 403 text of the admin-only skill routes (DeerFlow's). */
+export const SKILLS_ADMIN_REQUIRED = "Admin privileges required to manage skills.";
 
 /** DeerFlow's `SkillResponse`. */
 export interface SkillResponse {
@@ -76,40 +81,54 @@ function dirOf(file: string): string | undefined {
 /**
  * DeerFlow's skills router: list, read, enable/disable, install a `.skill`
  * package from a thread's files, delete custom skills. Public skill states
- * live in `extensions_config.json` (global); custom ones per user.
+ * live in `extensions_config.json` (global); custom ones per user, each user
+ * seeing only their own. As in DeerFlow, install, reload, reading and
+ * deleting a custom skill through `/skills/custom/{name}` and toggling a
+ * public skill are admin-only (403); toggling one's own custom skill is not.
  */
 export function registerSkillRoutes(app: Hono, ctx: GatewayContext): void {
   const registry = registryResolver(ctx);
-  const user = () => ctx.options.userId;
+  const user = (c: Context) => userOf(c).id;
+  // Public skills and their states are shared by every user: changing them is an admin's job (as in DeerFlow).
+  const admin = (c: Context) => requireAdmin(c, SKILLS_ADMIN_REQUIRED);
 
-  app.get("/skills", async (c) => c.json({ skills: (await registry().list(user())).map(toResponse) }));
+  app.get("/skills", async (c) => c.json({ skills: (await registry().list(user(c))).map(toResponse) }));
 
-  app.post("/skills/reload", (c) => c.json({ success: true, scope: "process", message: "Skills are re-read on every request; nothing was cached." }));
+  app.post("/skills/reload", (c) => {
+    admin(c);
+    return c.json({ success: true, scope: "process", message: "Skills are re-read on every request; nothing was cached." });
+  });
 
   app.post("/skills/install", async (c) => {
+    admin(c);
     const body = await readJson(c, installSchema, ctx.options.maxBodyBytes);
     const threadId = checkThreadId(body.thread_id, ["body", "thread_id"]);
     if (!/\.skill$/i.test(body.path)) throw new HttpError(400, "File must have .skill extension");
-    const artifact = await resolveArtifact(threadPaths(ctx.options.baseDir, user(), threadId), body.path.startsWith("/") ? body.path : `/${body.path}`);
+    // the archive is read from the caller's own folder of one of the caller's threads
+    const row = await ctx.stores.threads.get(threadId);
+    if (row && !isOwnedByCaller(ctx, c, row.userId)) throw threadNotFound(threadId);
+    const artifact = await resolveArtifact(threadPaths(ctx.options.baseDir, user(c), threadId), body.path.startsWith("/") ? body.path : `/${body.path}`);
     try {
-      const res = await registry().install(artifact.hostPath, user());
+      const res = await registry().install(artifact.hostPath, user(c));
       return c.json({ success: res.success, skill_name: res.skill_name, message: res.message });
     } catch (err) {
       return toHttp(err);
     }
   });
 
-  app.get("/skills/custom", async (c) => c.json({ skills: (await registry().list(user())).filter((s) => s.category === "custom").map(toResponse) }));
+  app.get("/skills/custom", async (c) => c.json({ skills: (await registry().list(user(c))).filter((s) => s.category === "custom").map(toResponse) }));
 
   app.get("/skills/custom/:name", async (c) => {
-    const s = (await registry().list(user())).find((x) => x.name === c.req.param("name") && x.category === "custom");
+    admin(c);
+    const s = (await registry().list(user(c))).find((x) => x.name === c.req.param("name") && x.category === "custom");
     if (!s) throw new HttpError(404, `Custom skill '${c.req.param("name")}' not found`);
-    return c.json({ ...toResponse(s), content: await registry().readContent(s.name, user()) });
+    return c.json({ ...toResponse(s), content: await registry().readContent(s.name, user(c)) });
   });
 
   app.delete("/skills/custom/:name", async (c) => {
+    admin(c);
     try {
-      await registry().deleteCustom(c.req.param("name"), user());
+      await registry().deleteCustom(c.req.param("name"), user(c));
     } catch (err) {
       return toHttp(err);
     }
@@ -117,7 +136,7 @@ export function registerSkillRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.get("/skills/:name", async (c) => {
-    const s = await registry().get(c.req.param("name"), user());
+    const s = await registry().get(c.req.param("name"), user(c));
     if (!s) throw new HttpError(404, `Skill '${c.req.param("name")}' not found`);
     return c.json(toResponse(s));
   });
@@ -126,7 +145,7 @@ export function registerSkillRoutes(app: Hono, ctx: GatewayContext): void {
   app.get("/skills/:name/content", async (c) => {
     try {
       const name = c.req.param("name");
-      return c.json({ name, content: await registry().readContent(name, user()) });
+      return c.json({ name, content: await registry().readContent(name, user(c)) });
     } catch (err) {
       return toHttp(err);
     }
@@ -135,8 +154,12 @@ export function registerSkillRoutes(app: Hono, ctx: GatewayContext): void {
   app.put("/skills/:name", async (c) => {
     const body = await readJson(c, updateSchema, ctx.options.maxBodyBytes);
     const name = c.req.param("name").replace(/[\r\n]/g, "");
+    // a public skill's state is global (extensions_config.json); a custom or legacy one's is the caller's own
+    const target = await registry().get(name, user(c));
+    if (!target) throw new HttpError(404, `Skill '${name}' not found`);
+    if (target.category === "public") admin(c);
     try {
-      return c.json(toResponse(await registry().setEnabled(name, body.enabled, user())));
+      return c.json(toResponse(await registry().setEnabled(name, body.enabled, user(c))));
     } catch (err) {
       return toHttp(err);
     }

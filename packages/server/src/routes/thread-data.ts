@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { GatewayContext } from "../context";
 import { validationError } from "../http-error";
 import { checkThreadId, queryInt } from "../validate";
+import { readableThreadId } from "./thread-access";
 
 const KEPT_TYPES = new Set(["human", "ai", "tool"]);
 
@@ -14,7 +15,8 @@ const EVENT_TYPE: Record<string, string> = {
 /** Persisted transcript (`messages/page`) and token usage (§3.1). */
 export function registerThreadDataRoutes(app: Hono, ctx: GatewayContext): void {
   app.get("/threads/:thread_id/messages/page", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
+    checkThreadId(c.req.param("thread_id"));
+    const threadId = readableThreadId(c);
     if (c.req.query("after_seq") !== undefined) {
       throw validationError([{ type: "extra_forbidden", loc: ["query", "after_seq"], msg: "after_seq is not supported on this endpoint" }]);
     }
@@ -63,7 +65,8 @@ export function registerThreadDataRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.get("/threads/:thread_id/token-usage", async (c) => {
-    const threadId = checkThreadId(c.req.param("thread_id"));
+    checkThreadId(c.req.param("thread_id"));
+    const threadId = readableThreadId(c);
     const runs = await ctx.stores.runs.listByThread(threadId);
     const byModel: Record<string, { tokens: number; runs: number }> = {};
     let input = 0;

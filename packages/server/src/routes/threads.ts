@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { z } from "zod";
 import path from "node:path";
 import {
@@ -15,7 +15,8 @@ import type { StateSnapshot, ThreadRecord } from "@deerflow/harness";
 import type { GatewayContext } from "../context";
 import { HttpError, threadNotFound } from "../http-error";
 import { checkThreadId, readJson } from "../validate";
-import { requireThreadRow, threadOf } from "./thread-access";
+import { userOf } from "../auth";
+import { isOwnedByCaller, ownerOf, readableThreadId, requireThreadRow, threadOf } from "./thread-access";
 import { publicStateValues } from "../security";
 import { historyEntry, stateResponse } from "./thread-views";
 
@@ -55,25 +56,10 @@ function cleanMetadata(meta: Record<string, unknown> | null | undefined): Record
   return out;
 }
 
-/** Load a thread row owned by the caller (other users' rows are "not found"). */
-export async function ownedThread(ctx: GatewayContext, threadId: string): Promise<ThreadRecord | undefined> {
-  const t = await ctx.stores.threads.get(threadId);
-  if (!t) return undefined;
-  if (t.userId && t.userId !== ctx.options.userId) return undefined;
-  return t;
-}
-
-/** Require an existing thread row (404 otherwise). */
-export async function requireThread(ctx: GatewayContext, threadId: string): Promise<ThreadRecord> {
-  const t = await ownedThread(ctx, threadId);
-  if (!t) throw threadNotFound(threadId);
-  return t;
-}
-
-/** Create a thread row. */
-export async function createThreadRecord(ctx: GatewayContext, threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord> {
+/** Create a thread row owned by the caller. */
+export async function createThreadRecord(ctx: GatewayContext, c: Context, threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord> {
   const ts = new Date().toISOString();
-  const rec: ThreadRecord = { threadId, userId: ctx.options.userId, status: "idle", metadata, displayName: null, createdAt: ts, updatedAt: ts };
+  const rec: ThreadRecord = { threadId, userId: userOf(c).id, status: "idle", metadata, displayName: null, createdAt: ts, updatedAt: ts };
   await ctx.stores.threads.create(rec);
   return rec;
 }
@@ -88,12 +74,13 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     const threadId = body.thread_id ? checkThreadId(body.thread_id, ["body", "thread_id"]) : randomUUID();
     const existing = await ctx.stores.threads.get(threadId);
     if (existing) {
-      if (existing.userId !== ctx.options.userId) throw new HttpError(409, `Thread ${threadId} already exists`);
+      // (the id space is shared: another user's id is taken, but nothing of that thread is answered)
+      if (!isOwnedByCaller(ctx, c, existing.userId)) throw new HttpError(409, `Thread ${threadId} already exists`);
       return c.json(threadRecordResponse(existing));
     }
     const meta = cleanMetadata(body.metadata);
     if (body.assistant_id && meta.assistant_id === undefined) meta.assistant_id = body.assistant_id;
-    const rec = await createThreadRecord(ctx, threadId, meta);
+    const rec = await createThreadRecord(ctx, c, threadId, meta);
     return c.json(threadRecordResponse(rec));
   });
 
@@ -108,7 +95,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
       if (!Object.keys(filter).length) throw new HttpError(400, "All metadata filter keys are invalid or unsafe");
     }
     const rows = await ctx.stores.threads.search({
-      userId: ctx.options.userId,
+      userId: userOf(c).id,
       metadata: filter,
       status: body.status ?? undefined,
       limit: body.limit ?? 100,
@@ -118,9 +105,10 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.get("/threads/:thread_id", async (c) => {
-    const { threadId, row: t } = threadOf(c);
+    const { row: t } = threadOf(c);
+    const threadId = readableThreadId(c);
     const snap = await ctx.runtime.readState(threadId);
-    const response = threadDetailResponse(threadId, t, snap, ctx.options.userId);
+    const response = threadDetailResponse(threadId, t, snap, ownerOf(ctx, t?.userId));
     if (!response) throw threadNotFound(threadId);
     return c.json({ ...response, values: publicStateValues(response.values) });
   });
@@ -138,28 +126,29 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.delete("/threads/:thread_id", async (c) => {
-    const { threadId } = requireThreadRow(c);
+    const { threadId, userId } = requireThreadRow(c);
+    const owner = ownerOf(ctx, userId);
     if (ctx.runs.hasWorkInFlight(threadId)) {
       throw new HttpError(409, `Thread has work in flight; cancel the active run of thread ${threadId} first`);
     }
     // Checkpoints go through the runtime's one checkpointer (and its state cache), so the state is gone for every reader.
-    await ctx.runtime.deleteThread(threadId, ctx.options.userId);
+    await ctx.runtime.deleteThread(threadId, owner);
     if (ctx.options.baseDir !== ctx.runtime.dataDir) {
       // {baseDir}/users/{user}/threads/{id}: the parent of the thread's user-data dir
-      await removeTree(path.dirname(threadPaths(ctx.options.baseDir, ctx.options.userId, threadId).userData));
+      await removeTree(path.dirname(threadPaths(ctx.options.baseDir, owner, threadId).userData));
     }
     return c.json({ success: true, message: `Thread ${threadId} deleted` });
   });
 
   app.get("/threads/:thread_id/state", async (c) => {
-    const { threadId } = threadOf(c);
+    const threadId = readableThreadId(c);
     const snap = await ctx.runtime.readState(threadId);
     if (!snap) throw threadNotFound(threadId);
     return c.json(stateResponse(threadId, snap));
   });
 
   app.get("/threads/:thread_id/state/:checkpoint_id", async (c) => {
-    const { threadId } = threadOf(c);
+    const threadId = readableThreadId(c);
     const snap = await ctx.runtime.readState(threadId, c.req.param("checkpoint_id"));
     if (!snap) throw new HttpError(404, `Checkpoint ${c.req.param("checkpoint_id")} not found`);
     return c.json(stateResponse(threadId, snap));
@@ -186,7 +175,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   });
 
   app.post("/threads/:thread_id/history", async (c) => {
-    const { threadId } = threadOf(c);
+    const threadId = readableThreadId(c);
     const body = await readJson(c, historySchema, max);
     const before = typeof body.before === "string" ? body.before : body.before?.configurable?.checkpoint_id;
     const snaps = await ctx.runtime.stateHistory(threadId, { limit: body.limit ?? 10, before: before ?? undefined });

@@ -1,6 +1,7 @@
 import { threadPaths, UploadManager } from "@deerflow/harness";
 import type { ThreadPaths, UploadSource } from "@deerflow/harness";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { userOf } from "../auth";
 import { appSettings } from "../app-settings";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
@@ -18,19 +19,24 @@ export function registerUploadRoutes(app: Hono, ctx: GatewayContext): void {
   // Limits follow the current config (a config.yaml edit applies to the next upload).
   const managerNow = (): UploadManager => new UploadManager(appSettings(ctx).uploads);
 
-  /** Thread id → paths; a malformed id is a 400 here (DeerFlow's upload routes). */
-  const paths = (raw: string): ThreadPaths => {
+  /**
+   * Thread id → the caller's paths of that thread; a malformed id is a 400
+   * here (DeerFlow's upload routes). Another user's thread was answered 404
+   * by the thread-access middleware; the folder is the caller's in any case.
+   */
+  const paths = (c: Context): ThreadPaths => {
+    const raw = c.req.param("thread_id") ?? "";
     if (!ID_PATTERN.test(raw)) throw new HttpError(400, `Invalid thread id: ${JSON.stringify(raw)}`);
-    return threadPaths(ctx.options.baseDir, ctx.options.userId, raw);
+    return threadPaths(ctx.options.baseDir, userOf(c).id, raw);
   };
 
   app.get("/threads/:thread_id/uploads/limits", (c) => {
-    paths(c.req.param("thread_id"));
+    paths(c);
     return c.json({ ...managerNow().limits });
   });
 
   app.post("/threads/:thread_id/uploads", async (c) => {
-    const target = paths(c.req.param("thread_id"));
+    const target = paths(c);
     const declared = Number(c.req.header("content-length") ?? "NaN");
     // multipart framing adds some bytes; anything far beyond the total limit is refused unread
     const manager = managerNow();
@@ -53,9 +59,9 @@ export function registerUploadRoutes(app: Hono, ctx: GatewayContext): void {
     return c.json(await manager.save(target, sources));
   });
 
-  app.get("/threads/:thread_id/uploads/list", async (c) => c.json(await managerNow().list(paths(c.req.param("thread_id")))));
+  app.get("/threads/:thread_id/uploads/list", async (c) => c.json(await managerNow().list(paths(c))));
 
   app.delete("/threads/:thread_id/uploads/:filename", async (c) =>
-    c.json(await managerNow().delete(paths(c.req.param("thread_id")), c.req.param("filename"))),
+    c.json(await managerNow().delete(paths(c), c.req.param("filename"))),
   );
 }

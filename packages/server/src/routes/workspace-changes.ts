@@ -3,7 +3,8 @@ import type { Hono } from "hono";
 import type { GatewayContext } from "../context";
 import { validationError } from "../http-error";
 import { checkRunId, checkThreadId } from "../validate";
-import { ownedThread } from "./threads";
+import { userOf } from "../auth";
+import { runOf } from "./thread-access";
 
 function queryBool(raw: string | undefined, name: string): boolean {
   if (raw === undefined || raw === "") return true;
@@ -25,12 +26,12 @@ export function registerWorkspaceChangesRoutes(app: Hono, ctx: GatewayContext): 
     const runId = checkRunId(c.req.param("run_id"));
     const includeFiles = queryBool(c.req.query("include_files"), "include_files");
     const includeDiff = queryBool(c.req.query("include_diff"), "include_diff");
-    const thread = await ctx.stores.threads.get(threadId);
-    if (thread && !(await ownedThread(ctx, threadId))) return c.json({ detail: `Thread ${threadId} not found` }, 404);
-    const run = await ctx.stores.runs.get(runId);
+    // the thread and the run were authorised by the thread-access middleware (another user's: 404)
+    const run = runOf(c)?.rec;
     // another thread's run id must not reveal that run's files
     if (run && run.threadId !== threadId) return c.json(unavailableWorkspaceChanges());
-    const dirs = threadDirs(ctx.options.baseDir, threadId, ctx.options.userId);
+    // the caller's own copy of the thread's files: another user's files are not under this path
+    const dirs = threadDirs(ctx.options.baseDir, threadId, userOf(c).id);
     const runFinished = !!run && TERMINAL_RUN_STATUSES.has(run.status);
     return c.json(readRunWorkspaceChanges(dirs, runId, { includeFiles, includeDiff, runFinished }));
   });
