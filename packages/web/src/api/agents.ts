@@ -1,5 +1,5 @@
 /** The custom-agents REST API (`/api/agents`, deerflow-api.md §3.4). */
-import { ApiError } from "./rest";
+import { jsonRequest } from "./http";
 
 /** DeerFlow's `AgentResponse`. */
 export interface AgentInfo {
@@ -16,24 +16,8 @@ export interface AgentInfo {
 /** Fields a create/update sends. */
 export type AgentDraft = Partial<Omit<AgentInfo, "name">> & { name?: string };
 
-async function call<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
-  const csrf = /(?:^|;\s*)csrf_token=([^;]+)/.exec(typeof document === "undefined" ? "" : document.cookie);
-  const res = await fetch(`${base}/api${path}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(csrf ? { "X-CSRF-Token": decodeURIComponent(csrf[1]) } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) {
-    let detail = `${res.status} ${res.statusText}`;
-    try {
-      const j = (await res.json()) as { detail?: unknown };
-      if (j.detail) detail = typeof j.detail === "string" ? j.detail : JSON.stringify(j.detail);
-    } catch {
-      /* not JSON */
-    }
-    throw new ApiError(res.status, detail);
-  }
-  return (res.status === 204 ? undefined : await res.json()) as T;
+function call<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
+  return jsonRequest<T>(method, path, body, base);
 }
 
 /** `GET /api/features` → whether the agents API is on. */

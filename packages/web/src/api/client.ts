@@ -1,19 +1,15 @@
 import { Client } from "@langchain/langgraph-sdk/client";
-import { csrfHeader } from "./rest";
+import { apiFetch } from "./http";
 
-/** The LangGraph SDK client pointed at `${origin}/api/langgraph`, copying the CSRF cookie on writes. */
+/**
+ * The LangGraph SDK client pointed at `${origin}/api/langgraph`. Its requests go through
+ * {@link apiFetch}, so writes carry the CSRF token and a 401 leads to the login page.
+ */
 export function createApiClient(origin: string = location.origin): Client {
   return new Client({
     apiUrl: `${origin}/api/langgraph`,
     // Fail fast enough for the UI to say "server unreachable" instead of retrying silently for a minute.
-    callerOptions: { maxRetries: 1 },
-    onRequest: (_url, init) => {
-      const method = (init.method ?? "GET").toUpperCase();
-      if (method === "GET" || method === "HEAD") return init;
-      const headers = new Headers(init.headers);
-      for (const [k, v] of Object.entries(csrfHeader())) headers.set(k, v);
-      return { ...init, headers };
-    },
+    callerOptions: { maxRetries: 1, fetch: (input: RequestInfo | URL, init?: RequestInit) => apiFetch(input, init) },
   });
 }
 

@@ -1,5 +1,5 @@
 /** Regenerate, edit-and-rerun and branches (deerflow-api.md §2.9). */
-import { ApiError, csrfHeader } from "./rest";
+import { jsonRequest } from "./http";
 
 /** What a prepare call answers: the run to start instead of a plain submit. */
 export interface ReplayPlan {
@@ -11,19 +11,8 @@ export interface ReplayPlan {
   source_message_ids?: string[];
 }
 
-async function post<T>(path: string, body: unknown, base: string): Promise<T> {
-  const res = await fetch(`${base}/api${path}`, { method: "POST", headers: { "content-type": "application/json", ...csrfHeader() }, body: JSON.stringify(body) });
-  if (!res.ok) {
-    let detail = `${res.status} ${res.statusText}`;
-    try {
-      const j = (await res.json()) as { detail?: unknown };
-      if (j.detail) detail = typeof j.detail === "string" ? j.detail : JSON.stringify(j.detail);
-    } catch {
-      /* not JSON */
-    }
-    throw new ApiError(res.status, detail);
-  }
-  return (await res.json()) as T;
+function post<T>(path: string, body: unknown, base: string): Promise<T> {
+  return jsonRequest<T>("POST", path, body, base);
 }
 
 /** `POST /threads/{id}/runs/regenerate/prepare`. */

@@ -1,5 +1,5 @@
 /** The MCP REST API (`/api/mcp/config`, `/api/mcp/status`). */
-import { ApiError, csrfHeader } from "./rest";
+import { jsonRequest } from "./http";
 
 /** One `mcp_servers` entry as the gateway shows it (secrets masked). */
 export interface McpServerConfig {
@@ -27,13 +27,8 @@ export interface McpServerStatus {
   sessions: number;
 }
 
-async function request<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
-  const headers: Record<string, string> = { ...csrfHeader() };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${base}/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const payload = (await res.json().catch(() => ({}))) as { detail?: unknown };
-  if (!res.ok) throw new ApiError(res.status, typeof payload.detail === "string" ? payload.detail : `${res.status} ${res.statusText}`);
-  return payload as T;
+function request<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
+  return jsonRequest<T>(method, path, body, base);
 }
 
 /** `GET /api/mcp/config`. */

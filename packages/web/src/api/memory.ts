@@ -1,5 +1,5 @@
 /** The memory REST API (`/api/memory`, DeerFlow's routes and shapes). */
-import { ApiError, csrfHeader } from "./rest";
+import { jsonRequest } from "./http";
 
 /** One summary section. */
 export interface MemorySection {
@@ -39,16 +39,8 @@ export interface RecallResult {
   ranking: "relevance" | "confidence";
 }
 
-async function request<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
-  const headers: Record<string, string> = { ...csrfHeader() };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${base}/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const payload = (await res.json().catch(() => ({}))) as { detail?: unknown };
-  if (!res.ok) {
-    const d = payload.detail as { msg?: string }[] | string | undefined;
-    throw new ApiError(res.status, typeof d === "string" ? d : Array.isArray(d) ? d.map((x) => x.msg).join("; ") : `${res.status} ${res.statusText}`);
-  }
-  return payload as T;
+function request<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
+  return jsonRequest<T>(method, path, body, base);
 }
 
 /** `GET /api/memory`. */

@@ -1,4 +1,5 @@
 /** Plain REST calls of the gateway (models, uploads, artifacts), as in deerflow-api.md §3. */
+import { ApiError, apiFetch, csrfHeader, failure } from "./http";
 
 /** A model entry of `GET /api/models`. */
 export interface ModelInfo {
@@ -18,37 +19,9 @@ export interface UploadedFileInfo {
   artifact_url?: string;
 }
 
-/** An HTTP failure with the server's `detail` text. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-}
-
-function csrfHeader(): Record<string, string> {
-  if (typeof document === "undefined") return {};
-  const m = /(?:^|;\s*)csrf_token=([^;]+)/.exec(document.cookie);
-  return m ? { "X-CSRF-Token": decodeURIComponent(m[1]) } : {};
-}
-
-async function failure(res: Response): Promise<ApiError> {
-  let text = `${res.status} ${res.statusText}`;
-  try {
-    const body = (await res.json()) as { detail?: unknown };
-    if (body?.detail) text = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
-  } catch {
-    /* not JSON */
-  }
-  return new ApiError(res.status, text);
-}
-
 /** `GET /api/models`. */
 export async function fetchModels(base = ""): Promise<ModelInfo[]> {
-  const res = await fetch(`${base}/api/models`);
+  const res = await apiFetch(`${base}/api/models`);
   if (!res.ok) throw await failure(res);
   const body = (await res.json()) as { models?: ModelInfo[] };
   return body.models ?? [];
@@ -58,11 +31,7 @@ export async function fetchModels(base = ""): Promise<ModelInfo[]> {
 export async function uploadFiles(threadId: string, files: File[], base = ""): Promise<UploadedFileInfo[]> {
   const form = new FormData();
   for (const f of files) form.append("files", f, f.name);
-  const res = await fetch(`${base}/api/threads/${encodeURIComponent(threadId)}/uploads`, {
-    method: "POST",
-    body: form,
-    headers: csrfHeader(),
-  });
+  const res = await apiFetch(`${base}/api/threads/${encodeURIComponent(threadId)}/uploads`, { method: "POST", body: form });
   if (!res.ok) throw await failure(res);
   const body = (await res.json()) as { files?: UploadedFileInfo[] };
   return body.files ?? [];
@@ -76,7 +45,7 @@ export function artifactUrl(threadId: string, virtualPath: string, download = fa
 
 /** Reads a text artifact's first MiB (Range request) for preview. */
 export async function fetchArtifactText(threadId: string, virtualPath: string, base = ""): Promise<{ text: string; truncated: boolean }> {
-  const res = await fetch(artifactUrl(threadId, virtualPath, false, base), { headers: { Range: "bytes=0-1048575" } });
+  const res = await apiFetch(artifactUrl(threadId, virtualPath, false, base), { headers: { Range: "bytes=0-1048575" } });
   if (res.status === 416) return { text: "", truncated: false };
   if (!res.ok) throw await failure(res);
   const text = await res.text();
@@ -87,11 +56,8 @@ export async function fetchArtifactText(threadId: string, virtualPath: string, b
 
 /** `POST /api/threads/{id}/runs/{run_id}/cancel?wait=0&action=interrupt`; a 409 "not cancellable" is ignored. */
 export async function cancelRun(threadId: string, runId: string, base = ""): Promise<void> {
-  const res = await fetch(
-    `${base}/api/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel?wait=0&action=interrupt`,
-    { method: "POST", headers: csrfHeader() },
-  );
+  const res = await apiFetch(`${base}/api/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel?wait=0&action=interrupt`, { method: "POST" });
   if (!res.ok && res.status !== 409 && res.status !== 404) throw await failure(res);
 }
 
-export { csrfHeader };
+export { ApiError, csrfHeader };

@@ -1,5 +1,6 @@
 /** The skills REST API (`/api/skills`, deerflow-api.md §3.4). */
-import { ApiError, csrfHeader, uploadFiles } from "./rest";
+import { ApiError, jsonRequest } from "./http";
+import { uploadFiles } from "./rest";
 
 /** DeerFlow's `SkillResponse`. */
 export interface SkillInfo {
@@ -12,16 +13,8 @@ export interface SkillInfo {
   editable: boolean;
 }
 
-async function request<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
-  const headers: Record<string, string> = { ...csrfHeader() };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${base}/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const payload = (await res.json().catch(() => ({}))) as { detail?: unknown };
-  if (!res.ok) {
-    const d = payload.detail as { message?: string } | string | undefined;
-    throw new ApiError(res.status, typeof d === "string" ? d : d?.message ?? `${res.status} ${res.statusText}`);
-  }
-  return payload as T;
+function request<T>(method: string, path: string, body?: unknown, base = ""): Promise<T> {
+  return jsonRequest<T>(method, path, body, base);
 }
 
 /** `GET /api/skills`. */

@@ -3,7 +3,8 @@ import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore
 import { createApiClient } from "../api/client";
 import { createBranch } from "../api/conversation";
 import { AgentsPage } from "../pages/AgentsPage";
-import { PAGES } from "../pages";
+import { visiblePages } from "../pages";
+import { signOut, useSession } from "../auth/session";
 import { fetchModels, type ModelInfo } from "../api/rest";
 import { ArtifactsPanel } from "../components/ArtifactsPanel";
 import { BranchBar } from "../components/BranchBar";
@@ -45,6 +46,9 @@ export function App() {
   const [dragging, setDragging] = useState(false);
   const [theme, toggleTheme] = useTheme();
   const seenArtifacts = useRef(0);
+  const session = useSession();
+  // Admin pages are not offered to a `user` (and not reachable by typing their #hash either).
+  const pages = useMemo(() => visiblePages(session), [session]);
 
   const refreshThreads = useCallback(async () => {
     try {
@@ -109,7 +113,7 @@ export function App() {
 
   // `#/agents`, `#/skills`, `#/mcp`, `#/memory` show a page in place of the conversation.
   const [hash, setHash] = useState(() => location.hash);
-  const page = PAGES.find((p) => p.hash === hash);
+  const page = pages.find((p) => p.hash === hash);
   useEffect(() => {
     const onHash = () => setHash(location.hash);
     addEventListener("hashchange", onHash);
@@ -222,11 +226,16 @@ export function App() {
           <button type="button" className="icon" aria-label="Agents" onClick={() => (location.hash = "#/agents")}>
             Agents
           </button>
-          {PAGES.map((p) => (
+          {pages.map((p) => (
             <button key={p.hash} type="button" className="icon" aria-label={p.label} onClick={() => (location.hash = p.hash)}>
               {p.label}
             </button>
           ))}
+          {session?.authEnabled && (
+            <button type="button" className="icon" aria-label="Sign out" title={`Signed in as ${session.user.email}`} onClick={() => void signOut().catch((err) => setThreadsError(`Sign-out failed: ${describe(err)}`))}>
+              Sign out
+            </button>
+          )}
           <button type="button" className="icon" aria-label={theme === "dark" ? "Switch to light theme" : "Switch to dark theme"} onClick={toggleTheme}>
             <Icon name={theme === "dark" ? "sun" : "moon"} />
           </button>

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { apiFetch } from "../api/http";
 
 /** `demo_mode` of `GET /api/features` (set by `npm start` without a config.yaml). */
 export interface DemoModeInfo {
@@ -8,7 +9,7 @@ export interface DemoModeInfo {
 
 /** Read demo mode from `/api/features`; a server without the key is not in demo mode. */
 export async function fetchDemoMode(base = ""): Promise<DemoModeInfo> {
-  const res = await fetch(`${base}/api/features`);
+  const res = await apiFetch(`${base}/api/features`);
   if (!res.ok) return { enabled: false };
   const body = (await res.json()) as { demo_mode?: DemoModeInfo };
   return body.demo_mode?.enabled ? body.demo_mode : { enabled: false };
