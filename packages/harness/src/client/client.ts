@@ -274,22 +274,7 @@ export class DeerFlowClient {
    * clarification question, the question text is returned.
    */
   async chat(message: string, options: ClientRunOptions = {}): Promise<string> {
-    const texts = new Map<string, string>();
-    let order: string[] = [];
-    let clarification: string | undefined;
-    for await (const ev of this.stream(message, options)) {
-      if (ev.type !== "messages-tuple") continue;
-      const d = ev.data as { type?: string; id?: string; content?: unknown; name?: string };
-      if (d.type === "ai" && typeof d.id === "string" && typeof d.content === "string" && d.content) {
-        if (!texts.has(d.id)) order = [...order, d.id];
-        texts.set(d.id, (texts.get(d.id) ?? "") + d.content);
-        clarification = undefined;
-      } else if (d.type === "tool" && d.name === "ask_clarification") {
-        clarification = typeof d.content === "string" ? d.content : "";
-      }
-    }
-    if (clarification !== undefined) return clarification;
-    return order.length ? texts.get(order[order.length - 1])! : "";
+    return chatAnswer(this.stream(message, options));
   }
 
   /**
@@ -455,6 +440,30 @@ export class DeerFlowClient {
     this.legacyImported = undefined;
     if (opening) await (await opening.catch(() => undefined))?.close();
   }
+}
+
+/**
+ * What `chat()` answers for a turn's events (the embedded and the remote
+ * client alike): the text of the last AI message with text, or the question
+ * of an `ask_clarification` that came after it.
+ */
+export async function chatAnswer(events: AsyncIterable<ClientStreamEvent>): Promise<string> {
+  const texts = new Map<string, string>();
+  let order: string[] = [];
+  let clarification: string | undefined;
+  for await (const ev of events) {
+    if (ev.type !== "messages-tuple") continue;
+    const d = ev.data as { type?: string; id?: string; content?: unknown; name?: string };
+    if (d.type === "ai" && typeof d.id === "string" && typeof d.content === "string" && d.content) {
+      if (!texts.has(d.id)) order = [...order, d.id];
+      texts.set(d.id, (texts.get(d.id) ?? "") + d.content);
+      clarification = undefined;
+    } else if (d.type === "tool" && d.name === "ask_clarification") {
+      clarification = typeof d.content === "string" ? d.content : "";
+    }
+  }
+  if (clarification !== undefined) return clarification;
+  return order.length ? texts.get(order[order.length - 1])! : "";
 }
 
 /** The stored status of a run from its result, or from the error that ended the stream. */

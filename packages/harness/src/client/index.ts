@@ -27,3 +27,22 @@ export type {
 } from "./types";
 export { MemoryUnavailableError } from "./memory";
 export type { MemoryStatusResponse } from "./memory";
+export { chatAnswer } from "./client";
+export { RemoteDeerFlowClient } from "./remote-client";
+export type { RemoteDeerFlowClientOptions, RemoteUser } from "./remote-client";
+export { RemoteTransport, normaliseBaseUrl } from "./remote-transport";
+export type { RemoteCallOptions, RemoteStream, RemoteTransportOptions } from "./remote-transport";
+export { readSseEvents } from "./remote-sse";
+export type { ReadSseOptions, SseEvent } from "./remote-sse";
+export { translateRunStream } from "./remote-stream";
+export type { RemoteRunOutcome } from "./remote-stream";
+export {
+  RemoteAuthError,
+  RemoteClientError,
+  RemoteConnectionError,
+  RemoteHttpError,
+  RemoteProtocolError,
+  RemoteRunError,
+  RemoteTimeoutError,
+} from "./remote-errors";
+export type { RemoteAuthReason, RemoteCallSite } from "./remote-errors";
