@@ -135,6 +135,16 @@ export function remoteHttpError(site: RemoteCallSite, status: number, detail: un
     return new RemoteAuthError(site, status, detail, reason, message);
   }
   if (status === 403) {
+    // DeerFlow checks CSRF before sign-in: a write without a session or token is refused as "CSRF token missing".
+    if (!hadToken && /csrf/i.test(text)) {
+      return new RemoteAuthError(
+        site,
+        status,
+        detail,
+        "not_authenticated",
+        `The server requires sign-in${said} ${where}. Pass a personal access token: new RemoteDeerFlowClient({ baseUrl, token: "dfp_…" }) (requests with a token need no CSRF token).`,
+      );
+    }
     const scope = hadToken ? missingScope(detail, headers.get("www-authenticate")) : undefined;
     if (scope) {
       return new RemoteAuthError(site, status, detail, "insufficient_scope", `The token lacks scope ${scope}${said} ${where}. Create a token with the ${scope} scope.`, scope);

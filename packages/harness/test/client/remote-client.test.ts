@@ -232,6 +232,8 @@ describe("RemoteDeerFlowClient errors", () => {
       "GET /api/threads/nope": json(404, { detail: "Thread nope not found" }),
       "POST /api/memory/facts": json(422, { detail: [{ type: "missing", loc: ["body", "content"], msg: "Field required" }] }),
       "GET /api/models": json(500, { detail: `Internal error near ${TOKEN}` }),
+      "DELETE /api/threads/x": json(403, { detail: "CSRF token missing. Include X-CSRF-Token header." }),
+      "GET /api/mcp/config": json(403, { detail: "Admin privileges required" }, { "www-authenticate": 'Bearer error="insufficient_scope", scope="admin"' }),
     });
     const client = new RemoteDeerFlowClient({ baseUrl: server.url, token: TOKEN });
     const refused = await client.listThreads().catch((e: unknown) => e);
@@ -252,8 +254,15 @@ describe("RemoteDeerFlowClient errors", () => {
     expect(JSON.stringify({ m: (internal as Error).message, d: (internal as RemoteHttpError).detail })).not.toContain(TOKEN);
     for (const e of [refused, scope]) expect((e as Error).message).not.toContain(TOKEN);
 
+    // RFC 6750's header names the scope when the text does not
+    await expect(client.getMcpConfig()).rejects.toMatchObject({ code: "insufficient_scope", requiredScope: "admin", message: expect.stringMatching(/^The token lacks scope admin: Admin privileges required/) });
+
     const anonymous = new RemoteDeerFlowClient({ baseUrl: server.url });
     await expect(anonymous.listThreads()).rejects.toMatchObject({ code: "not_authenticated", message: expect.stringMatching(/requires sign-in/) });
+    // a write without a token meets DeerFlow's CSRF check before sign-in: still "sign in", not a CSRF puzzle
+    await expect(anonymous.deleteThread("x")).rejects.toMatchObject({ status: 403, code: "not_authenticated", message: expect.stringMatching(/^The server requires sign-in: CSRF token missing/) });
+    // with a token the same 403 is not about scopes
+    await expect(client.deleteThread("x")).rejects.toMatchObject({ status: 403, code: "forbidden" });
   });
 
   it("a redirect is not followed: the token never reaches another address", async () => {
