@@ -1,5 +1,6 @@
 import { describeError, UsageError } from "./common";
 import { Terminal } from "./io";
+import { PromptAbortedError } from "./password-input";
 
 /** Top-level help. */
 export const MAIN_HELP = `DeerFlow — a super agent harness, in your terminal.
@@ -14,6 +15,7 @@ Commands:
   serve                start the gateway API and web UI
   config upgrade       add new default settings to an older config.yaml
   skills <sub>         list, show, install, enable, disable, delete skills
+  users <sub>          add, list, reset-password, set-role: accounts that sign in
   scripted-llm         start a scripted OpenAI-compatible server (a test double, not a model)
 
 Every command accepts --config PATH and --data-dir PATH (default .deer-flow/).
@@ -29,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import("./commands/serve")).serveCommand,
   config: async () => (await import("./commands/config-upgrade")).configCommand,
   skills: async () => (await import("./commands/skills")).skillsCommand,
+  users: async () => (await import("./commands/users")).usersCommand,
   "scripted-llm": async () => (await import("./commands/scripted-llm")).scriptedLlmCommand,
 };
 
@@ -55,6 +58,10 @@ export async function main(argv: string[], term: Terminal = new Terminal()): Pro
     const command = await load();
     return await command(rest, term);
   } catch (err) {
+    if (err instanceof PromptAbortedError) {
+      term.error("Cancelled.");
+      return 130;
+    }
     if (err instanceof UsageError) {
       term.error(`deerflow ${err.command}: ${err.message}\nRun "deerflow ${err.command} --help" for usage.`);
       return 2;

@@ -96,3 +96,23 @@ export function stopChild(child: ChildProcess): Promise<void> {
     child.kill("SIGTERM");
   });
 }
+
+/** The pseudo-terminal driver (python3's pty module): answers prompts the way a person types. */
+const PTY_RUN = path.resolve(HERE, "fixtures/pty-run.py");
+
+/**
+ * Run `deerflow …` on a pseudo-terminal (stdin, stdout and stderr are a TTY):
+ * for each step, wait until the output shows `expect`, then type `send`.
+ * The output is everything the terminal displayed, echo included.
+ */
+export function runCliOnTty(args: string[], steps: Array<{ expect: string; send: string }>, opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("python3", [PTY_RUN, JSON.stringify(steps), process.execPath, BIN, ...args], { cwd: opts.cwd, env: opts.env ?? cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
