@@ -12,7 +12,9 @@ export interface SseEvent {
 
 /** Options of {@link readSseEvents}. */
 export interface ReadSseOptions {
-  /** Called for every chunk received, heartbeats included (the stream's idle timer listens here). */
+  /** Called before each read of the body: the stream is now waiting for the server (an idle timer starts here). */
+  onWait?: () => void;
+  /** Called for every chunk received, heartbeats included (and the idle timer stops: consumer time is not silence). */
   onChunk?: () => void;
   /**
    * Largest event accepted, in characters. A `values` frame holds a whole
@@ -75,6 +77,7 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>, options: 
 
   try {
     for (;;) {
+      options.onWait?.();
       const { done, value } = await reader.read();
       if (done) break;
       options.onChunk?.();

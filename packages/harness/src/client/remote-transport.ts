@@ -154,21 +154,32 @@ export function remoteHttpError(site: RemoteCallSite, status: number, detail: un
   return new RemoteHttpError(site, status, detail, `${site.method} ${site.path} failed with HTTP ${status}${said}`);
 }
 
-/** A deadline that aborts with a {@link RemoteTimeoutError}; `refresh()` restarts it (idle timers). */
+/**
+ * A deadline that aborts with a {@link RemoteTimeoutError}. Started at once,
+ * or (`armed: false`) only while {@link arm}ed: a stream's idle timer runs
+ * while the client waits for the server, not while the consumer works.
+ */
 class Deadline {
   readonly controller = new AbortController();
   private timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(ms: number, message: string) {
-    if (ms > 0) this.timer = setTimeout(() => this.controller.abort(new RemoteTimeoutError(message, ms)), ms);
+  constructor(
+    private readonly ms: number,
+    private readonly message: string,
+    armed = true,
+  ) {
+    if (armed) this.arm();
   }
 
   get fired(): boolean {
     return this.controller.signal.aborted;
   }
 
-  refresh(): void {
-    this.timer?.refresh();
+  /** (Re)start the countdown. */
+  arm(): void {
+    if (this.ms <= 0 || this.fired) return;
+    this.clear();
+    this.timer = setTimeout(() => this.controller.abort(new RemoteTimeoutError(this.message, this.ms)), this.ms);
   }
 
   clear(): void {
@@ -355,7 +366,7 @@ export class RemoteTransport {
   async stream(method: string, path: string, opts: RemoteCallOptions = {}): Promise<RemoteStream> {
     const site: RemoteCallSite = { method, path };
     const deadline = new Deadline(this.timeoutMs, `No answer to ${method} ${path} within ${this.timeoutMs} ms`);
-    const idle = new Deadline(this.idleMs, `The stream of ${method} ${path} was silent for ${this.idleMs} ms (the server sends a heartbeat every 15 s by default)`);
+    const idle = new Deadline(this.idleMs, `The stream of ${method} ${path} was silent for ${this.idleMs} ms (the server sends a heartbeat every 15 s by default)`, false);
     const stop = new AbortController();
     const signal = AbortSignal.any([idle.controller.signal, stop.signal, ...(opts.signal ? [opts.signal] : [])]);
     let res: Response;
@@ -378,7 +389,7 @@ export class RemoteTransport {
     const failure = (err: unknown) => this.failure(err, site, idle, opts.signal);
     async function* events(): AsyncGenerator<SseEvent> {
       try {
-        yield* readSseEvents(body, { onChunk: () => idle.refresh() });
+        yield* readSseEvents(body, { onWait: () => idle.arm(), onChunk: () => idle.clear() });
       } catch (err) {
         throw failure(err);
       } finally {

@@ -217,6 +217,27 @@ describe("RemoteDeerFlowClient.stream over the gateway's SSE", () => {
     expect((err as Error).message).toMatch(/silent for 150 ms/);
     expect(seen).toEqual(["values"]);
 
+    // Time the consumer spends between events is not silence. The stream stays open (no `end`) until the consumer,
+    // after working longer than the idle limit, asks the server to finish it.
+    let held: import("node:http").ServerResponse | undefined;
+    server.routes.set(`POST /api/threads/${T}/runs/stream`, async (req, res, raw) => {
+      held = res;
+      await sse(runSse(RUN_EVENTS, { end: false }), "hold")(req, res, raw);
+    });
+    server.routes.set("POST /release", (_req, res) => {
+      held!.end("event: end\ndata: null\n\n");
+      res.writeHead(204).end();
+    });
+    const slowConsumer: string[] = [];
+    for await (const ev of idle.stream("hi", { threadId: T })) {
+      slowConsumer.push(ev.type);
+      if (slowConsumer.length === 1) {
+        await new Promise((r) => setTimeout(r, 400)); // the consumer's own work, longer than the idle limit
+        await fetch(`${server.url}/release`, { method: "POST" });
+      }
+    }
+    expect(slowConsumer.at(-1)).toBe("end");
+
     server.routes.set("GET /api/models", () => undefined); // never answers
     const slow = new RemoteDeerFlowClient({ baseUrl: server.url, timeoutMs: 100 });
     await expect(slow.listModels()).rejects.toMatchObject({ code: "remote_timeout", timeoutMs: 100 });
