@@ -10,8 +10,8 @@ describe("deerflow --help and errors", { timeout: 60_000 }, () => {
     const dir = tempDir();
     const top = await runCli(["--help"], { cwd: dir });
     expect(top.code).toBe(0);
-    for (const c of ["init", "doctor", "run", "chat", "serve", "config upgrade", "scripted-llm"]) expect(top.stdout).toContain(c);
-    const commands = ["run", "chat", "init", "doctor", "serve", "config", "scripted-llm"];
+    for (const c of ["init", "doctor", "run", "chat", "serve", "config upgrade", "users", "scripted-llm"]) expect(top.stdout).toContain(c);
+    const commands = ["run", "chat", "init", "doctor", "serve", "config", "users", "scripted-llm"];
     const results = await Promise.all(commands.map((c) => runCli([c, "--help"], { cwd: dir })));
     for (const [i, c] of commands.entries()) {
       const r = results[i];

@@ -103,10 +103,10 @@ describe("deerflow init", { timeout: 60_000 }, () => {
     expect(again.stdout).toContain("Kept the existing");
     expect(readFileSync(path.join(dir, "config.yaml"), "utf8")).toBe("# mine\n");
     // interactive "n" keeps it too; "y" replaces it
-    const no = await runCli(["init", "--provider", "openai", "--api-key", "sk-1", "--model", "gpt-4.1", "--sandbox", "local", "--agents-api", "off"], { cwd: dir, input: "n\n" });
+    const no = await runCli(["init", "--provider", "openai", "--api-key", "sk-1", "--model", "gpt-4.1", "--sandbox", "local", "--agents-api", "off", "--no-auth"], { cwd: dir, input: "n\n" });
     expect(no.stdout).toMatch(/exists\. Overwrite\? \[y\/N\]/);
     expect(readFileSync(path.join(dir, "config.yaml"), "utf8")).toBe("# mine\n");
-    const yes = await runCli(["init", "--provider", "openai", "--api-key", "sk-2", "--model", "gpt-4.1", "--sandbox", "local", "--agents-api", "off"], { cwd: dir, input: "y\ny\n" });
+    const yes = await runCli(["init", "--provider", "openai", "--api-key", "sk-2", "--model", "gpt-4.1", "--sandbox", "local", "--agents-api", "off", "--no-auth"], { cwd: dir, input: "y\ny\n" });
     expect(yes.code).toBe(0);
     expect(yes.stdout).toMatch(/already sets OPENAI_API_KEY\. Replace it\?/);
     expect(readFileSync(path.join(dir, "config.yaml"), "utf8")).toContain("$OPENAI_API_KEY");

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_TOOL_ENTRIES } from "../../../harness/src/agents/tool-assembly";
 import type { ToolConfigEntry } from "../../../harness/src/agents/tool-assembly";
@@ -8,6 +8,7 @@ import type { BwrapProbe } from "../../../harness/src/sandbox";
 import { COMMON_HELP, parseCommand, UsageError } from "../common";
 import { LineInput } from "../io";
 import type { Terminal } from "../io";
+import { AUTH_EXPLANATION, AUTH_QUESTION, DEFAULT_SERVE_URL, dotEnvHasValue, generateJwtSecret, JWT_SECRET_VAR, offerFirstAdmin, renderAuthSection, yesNo } from "./init-auth";
 
 /** Help of `deerflow init`. */
 export const INIT_HELP = `Usage: deerflow init [options]
@@ -34,6 +35,14 @@ Options:
   --force            overwrite existing config.yaml / .env without asking
   --agents-api on|off  serve the custom-agents API (/api/agents: create and edit agent
                      souls over HTTP; for a local setup only, default off)
+  --auth, --no-auth  require sign-in (users and passwords) or not (default: no, fine
+                     while the server listens on 127.0.0.1 only). With --auth, init
+                     writes \`auth: {enabled: true, jwt_secret: $DEER_FLOW_JWT_SECRET}\`,
+                     generates that secret into .env (kept when it exists) and offers
+                     to create the first admin (else open /setup after \`deerflow serve\`)
+  --admin-email EMAIL  with --auth: create this first admin; its password is asked at a
+                     hidden prompt, or read as the next stdin line without a terminal
+                     (never as an argument)
 ${COMMON_HELP}`;
 
 interface ProviderPreset {
@@ -74,6 +83,8 @@ export interface InitAnswers {
   sandbox: string;
   /** Serve the custom-agents API (`agents_api.enabled`). */
   agentsApi?: boolean;
+  /** Require sign-in (`auth.enabled`, secret from `$DEER_FLOW_JWT_SECRET`). */
+  auth?: boolean;
 }
 
 function yamlString(s: string): string {
@@ -127,6 +138,7 @@ export function renderConfig(a: InitAnswers): string {
   if (a.agentsApi) {
     lines.push("", "# The custom-agents API rewrites agent souls over HTTP: keep it for a local, single-user setup.", "agents_api:", "  enabled: true");
   }
+  if (a.auth) lines.push(...renderAuthSection());
   lines.push("");
   return lines.join("\n");
 }
@@ -175,11 +187,16 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
     yes: { type: "boolean", short: "y" },
     force: { type: "boolean" },
     "agents-api": { type: "string" },
+    auth: { type: "boolean" },
+    "no-auth": { type: "boolean" },
+    "admin-email": { type: "string" },
   });
   if (values.help) {
     term.line(INIT_HELP);
     return 0;
   }
+  if (values.auth && values["no-auth"]) throw new UsageError("--auth and --no-auth contradict each other.", "init");
+  if (values["admin-email"] !== undefined && values["no-auth"]) throw new UsageError("--admin-email needs sign-in (--auth).", "init");
   const dir = path.resolve(values.dir ?? (values.config ? path.dirname(values.config) : process.cwd()));
   const configFile = values.config ? path.resolve(values.config) : path.join(dir, "config.yaml");
   const envFile = path.join(path.dirname(configFile), ".env");
@@ -216,7 +233,10 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
     if (!SANDBOXES[sandbox]) throw new UsageError(`unknown sandbox mode '${sandbox}'; choose local or bwrap`, "init");
     const agentsRaw = (await ask("Enable the custom-agents API (create and edit agents from the UI; local use only) (on | off)", "off", values["agents-api"])).toLowerCase();
     if (!["on", "off", "yes", "no", "true", "false"].includes(agentsRaw)) throw new UsageError(`--agents-api must be on or off, got '${agentsRaw}'`, "init");
-    const answers: InitAnswers = { provider, apiKey, baseUrl: baseUrl || undefined, model, sandbox, agentsApi: ["on", "yes", "true"].includes(agentsRaw) };
+    const authFlag = values.auth || values["admin-email"] !== undefined ? "yes" : values["no-auth"] ? "no" : undefined;
+    if (authFlag === undefined && !values.yes) term.line(term.style("gray", AUTH_EXPLANATION));
+    const auth = yesNo(await ask(AUTH_QUESTION, "no", authFlag), "Require sign-in");
+    const answers: InitAnswers = { provider, apiKey, baseUrl: baseUrl || undefined, model, sandbox, agentsApi: ["on", "yes", "true"].includes(agentsRaw), auth };
 
     mkdirSync(path.dirname(configFile), { recursive: true });
     let wroteConfig = false;
@@ -228,16 +248,37 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
       term.line(`Wrote ${configFile}`);
     }
     const existingEnv = existsSync(envFile) ? readFileSync(envFile, "utf8") : "";
+    let envText = existingEnv;
     const hasKey = existingEnv.split("\n").some((l) => l.replace(/^export\s+/, "").startsWith(`${preset.envVar}=`));
     if (hasKey && !(await confirm(`${envFile} already sets ${preset.envVar}. Replace it?`))) {
       term.line(`Kept ${preset.envVar} in ${envFile}.`);
     } else {
-      writeFileSync(envFile, mergeDotEnv(existingEnv, preset.envVar, apiKey || (preset.needsKey ? "" : "not-needed")), { mode: 0o600 });
+      envText = mergeDotEnv(envText, preset.envVar, apiKey || (preset.needsKey ? "" : "not-needed"));
       term.line(`Wrote ${preset.envVar} to ${envFile}`);
     }
+    if (auth) {
+      // an existing secret is kept: replacing it would sign out every session (and other servers sharing the .env)
+      if (dotEnvHasValue(existingEnv, JWT_SECRET_VAR)) term.line(`Kept the existing ${JWT_SECRET_VAR} in ${envFile}.`);
+      else {
+        envText = mergeDotEnv(envText, JWT_SECRET_VAR, generateJwtSecret());
+        term.line(`Wrote a new random ${JWT_SECRET_VAR} (signs sign-in sessions; not shown) to ${envFile}`);
+      }
+    }
+    if (envText !== existingEnv || !existsSync(envFile)) {
+      writeFileSync(envFile, envText, { mode: 0o600 });
+      // `mode` applies only to a new file; .env holds secrets, so an older one is tightened too
+      chmodSync(envFile, 0o600);
+    }
+    if (auth && !wroteConfig) {
+      term.line(term.style("yellow", `${configFile} was kept, so sign-in is not on yet: add \`auth: {enabled: true, jwt_secret: $${JWT_SECRET_VAR}}\` to it.`));
+    }
     term.line(term.style(sandbox === "bwrap" && probe.ok ? "gray" : "yellow", sandboxNotice(sandbox, probe)));
+    if (auth) {
+      await offerFirstAdmin({ dataDir, term, input, ask, adminEmail: values["admin-email"], yes: !!values.yes, setupUrl: `${DEFAULT_SERVE_URL}/setup` });
+    }
     term.line("");
-    term.line(`Next: ${term.style("bold", "deerflow doctor")} to check the setup, then ${term.style("bold", 'deerflow run "hello"')}.`);
+    const cd = path.dirname(configFile) === process.cwd() ? "" : `cd ${path.dirname(configFile)} && `;
+    term.line(`Next: ${term.style("bold", `${cd}deerflow doctor`)} to check the setup, then ${term.style("bold", auth ? "deerflow serve" : 'deerflow run "hello"')}.`);
     return wroteConfig || existsSync(configFile) ? 0 : 1;
   } finally {
     input.close();
