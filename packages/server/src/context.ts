@@ -1,4 +1,5 @@
 import type { DeerFlowRuntime, PersistenceStores } from "@deerflow/harness";
+import type { AuthRuntime } from "./auth/service";
 import type { ResolvedGatewayOptions } from "./options";
 import type { RunManager } from "./runs/run-manager";
 
@@ -10,4 +11,6 @@ export interface GatewayContext {
   runs: RunManager;
   /** The harness runtime the gateway serves: state reads, thread deletion, agents, config. */
   runtime: DeerFlowRuntime;
+  /** Sign-in: settings, the account store, the clock. Routes read the caller with `userOf(c)`, not from here. */
+  auth: AuthRuntime;
 }

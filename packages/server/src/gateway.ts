@@ -5,7 +5,8 @@ import type { PersistenceStores } from "@deerflow/harness";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { authDisabledUser, setRequestUser } from "./auth";
+import { authMiddleware, AuthRuntime } from "./auth";
+import type { AuthSection, AuthSettings } from "./auth";
 import type { GatewayContext } from "./context";
 import { HttpError } from "./http-error";
 import type { GatewayOptions, ResolvedGatewayOptions } from "./options";
@@ -39,6 +40,8 @@ export interface Gateway {
   readonly runs: RunManager;
   /** The runtime it serves. */
   readonly runtime: DeerFlowRuntime;
+  /** Sign-in: settings, the account store (`auth.db`), the clock. */
+  readonly auth: AuthRuntime;
   /** Runs found `pending`/`running` at startup and marked `error`. */
   readonly recoveredRuns: string[];
   /** Listen on `host:port` (port 0 = any free port). Resolves with the base URL. */
@@ -93,17 +96,26 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   if (recovered.length) options.log(`[gateway] marked ${recovered.length} orphaned run(s) as error`);
 
   const runs = new RunManager(runtime, options);
-  const ctx: GatewayContext = { options, stores, runs, runtime };
+  const authSource = input.auth;
+  const auth = new AuthRuntime({
+    section: () => (typeof authSource === "function" ? authSource() : (authSource ?? authSection(runtime, options))),
+    dataDir: options.dataDir,
+    store: input.userStore,
+    now: input.authClock,
+    trustedProxies: input.trustedProxies ?? process.env.AUTH_TRUSTED_PROXIES,
+    disabledUserId: options.userId,
+    log: options.log,
+  });
+  // a broken auth section (enabled without a secret) stops the start, with the fix in the message
+  auth.check();
+  const ctx: GatewayContext = { options, stores, runs, runtime, auth };
 
   // No error handler of its own: Hono wraps every handler of a mounted app that has one in an extra compose (two
   // more promises per handler and request). Errors reach the outer app's handler, the same function.
   const api = new Hono();
-  // Identifies the caller before any route or per-thread authorisation runs.
-  const caller = authDisabledUser(options.userId);
-  api.use("*", (c, next) => {
-    setRequestUser(c, caller);
-    return next();
-  });
+  const guard = new RequestGuard(() => guardSettings(ctx), options.log);
+  // Identifies the caller (CSRF first) before any route or per-thread authorisation runs.
+  api.use("*", authMiddleware(auth, () => guard.allowedOrigins()));
   registerThreadAccess(api, ctx);
   registerThreadRoutes(api, ctx);
   registerRegenerateRoutes(api, ctx);
@@ -120,7 +132,6 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   registerMemoryRoutes(api, ctx);
   registerMcpRoutes(api, ctx);
 
-  const guard = new RequestGuard(() => guardSettings(ctx), options.log);
   const app = new Hono();
   app.onError(onError(options.log, new HostPathMasker([options.dataDir, options.baseDir])));
   // before every route, the static UI included (see RequestGuard)
@@ -142,6 +153,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
     stores,
     runs,
     runtime,
+    auth,
     recoveredRuns: recovered.map((r) => r.runId),
     start(listen = {}) {
       const port = listen.port ?? 2026;
@@ -168,6 +180,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
       }
       releasePort?.();
       releasePort = undefined;
+      auth.close();
       if (ownedRuntime) {
         await runtime.close();
         await ownedStores?.close();
@@ -184,6 +197,12 @@ function guardSettings(ctx: GatewayContext): RequestGuardSettings {
     allowedHosts: [...(server?.allowed_hosts ?? []), ...(ctx.options.allowedHosts ?? [])],
     allowedOrigins: [...(server?.allowed_origins ?? []), ...(ctx.options.allowedOrigins ?? [])],
   };
+}
+
+/** The `auth:` section as of now: the runtime's current config, else `appConfig`. */
+function authSection(runtime: DeerFlowRuntime, options: ResolvedGatewayOptions): AuthSection | AuthSettings | null | undefined {
+  const cfg = (runtime.config() ?? options.appConfig) as { auth?: AuthSection | null } | undefined;
+  return cfg?.auth;
 }
 
 /** Create and start a gateway; prints and returns the URL. */

@@ -6,6 +6,30 @@ export { createGateway, startServer } from "./gateway";
 export type { Gateway } from "./gateway";
 export type { AgentFactory, GatewayAppConfig, GatewayOptions } from "./options";
 export { HttpError } from "./http-error";
+// Users and sign-in (the CLI's `deerflow users` works on the same store).
+export {
+  AuthError,
+  authDbPath,
+  authDisabledUser,
+  emailKey,
+  hashPassword,
+  isAuthError,
+  isPublicAuthRoute,
+  issueSession,
+  maybeUserOf,
+  openUserStore,
+  passwordProblem,
+  requireAdmin,
+  requiredScope,
+  resolveAuthSettings,
+  setRequestUser,
+  TOKEN_PREFIX,
+  TOKEN_SCOPES,
+  userOf,
+  UserStore,
+  verifyPassword,
+} from "./auth";
+export type { AccessTokenInfo, AuthErrorCode, AuthSection, AuthSettings, NewUser, RequestUser, SystemRole, TokenScope, UserRecord } from "./auth";
 // Persistence, model and upload types live in the harness (shared with the
 // embedded client); re-exported under their earlier server names.
 export { openSqliteStores } from "@deerflow/harness";

@@ -67,8 +67,21 @@ export interface GatewayOptions {
    * the web UI shows a banner with the command that configures a real model.
    */
   demoMode?: { configureCommand: string } | null;
-  /** The user every request is treated as (auth disabled). Default `default`. */
+  /** The id of the synthetic admin every request is in auth-disabled mode. Default `default`. */
   userId?: string;
+  /**
+   * Sign-in settings instead of the config's `auth:` section (tests,
+   * embedding): an `auth:` section (resolved with `resolveAuthSettings`) or
+   * resolved settings, or a function returning either as of now. Default:
+   * the runtime's current config, else `appConfig.auth`.
+   */
+  auth?: import("./auth").AuthSection | import("./auth").AuthSettings | (() => import("./auth").AuthSection | import("./auth").AuthSettings);
+  /** An open account store instead of `{dataDir}/auth.db` (left open when the gateway closes). */
+  userStore?: import("./auth").UserStore;
+  /** Clock of sessions and login lockouts in ms (tests). Default `Date.now`. */
+  authClock?: () => number;
+  /** Reverse proxies whose `X-Real-IP`/`X-Forwarded-Proto` are believed (comma-separated IPs/CIDRs). Default `$AUTH_TRUSTED_PROXIES`. */
+  trustedProxies?: string;
   /** The skill registry behind `/api/skills` (default: the runtime's, else one built from its config). */
   skills?: import("@deerflow/harness").SkillRegistry;
   /**
@@ -94,6 +107,7 @@ export interface GatewayAppConfig {
   uploads?: Partial<UploadLimits> | null;
   agents_api?: { enabled?: boolean } | null;
   server?: { allowed_hosts?: string[]; allowed_origins?: string[] } | null;
+  auth?: import("./auth").AuthSection | null;
 }
 
 /** Options with defaults applied. */

@@ -19,6 +19,12 @@ function isApiPath(pathname: string): boolean {
   return pathname === "/api" || pathname.startsWith("/api/");
 }
 
+/** login/local, register, initialize, logout under either API mount. */
+const AUTH_BOOTSTRAP = /^\/api(?:\/langgraph)?\/v1\/auth\/(?:login\/local|register|initialize|logout)$/;
+function isAuthBootstrap(pathname: string): boolean {
+  return AUTH_BOOTSTRAP.test(pathname);
+}
+
 function refuse(c: Context, detail: string): Response {
   return c.json({ detail }, 403, { ...API_SECURITY_HEADERS });
 }
@@ -70,6 +76,11 @@ export class RequestGuard {
     return this.cache;
   }
 
+  /** `server.allowed_origins` (plus the option's), normalised: the auth bootstrap POSTs accept the same origins. */
+  allowedOrigins(): ReadonlySet<string> {
+    return this.current().origins;
+  }
+
   private warnOnce(message: string): void {
     if (this.reported.has(message)) return;
     this.reported.add(message);
@@ -107,7 +118,8 @@ export class RequestGuard {
         }
       }
       const refusal = originRefusal({ method, origin: originHeader, secFetchSite: c.req.header("sec-fetch-site"), ownOrigin, allowedOrigins: origins });
-      if (refusal) return refuse(c, refusal);
+      // DeerFlow's wording on the session-creating POSTs (its frontend and specs read it)
+      if (refusal) return refuse(c, isAuthBootstrap(routed) ? "Cross-site auth request denied." : refusal);
       const extra: Record<string, string> = {};
       if (isApiPath(routed)) Object.assign(extra, API_SECURITY_HEADERS);
       if (allowedCors) Object.assign(extra, corsHeaders(origin));

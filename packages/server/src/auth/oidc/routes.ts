@@ -1,8 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
+import { appConfigSchema, formatKeyPath } from "@deerflow/harness";
 import type { Context, Hono } from "hono";
 import * as oauth from "oauth4webapi";
 import { HttpError } from "../../http-error";
-import type { AuthSettings } from "../settings";
+import type { AuthSettings, OidcSettings } from "../settings";
 import type { UserRecord } from "../user-store";
 import { OidcError } from "./errors";
 import { resolveNextPath } from "./next-path";
@@ -40,9 +41,30 @@ export interface OidcProviderListing {
 /** The providers the login page offers: none unless auth and `auth.oidc` are both enabled. */
 export function listOidcProviders(settings: AuthSettings): OidcProviderListing[] {
   if (!settings.enabled || !settings.oidc.enabled) return [];
-  return Object.entries(settings.oidc.providers)
+  return Object.entries(settings.oidc.providers ?? {})
     .filter(([id]) => OIDC_PROVIDER_ID.test(id))
     .map(([id, cfg]) => ({ id, display_name: cfg.display_name, type: "oidc" as const }));
+}
+
+const withDefaultsCache = new WeakMap<object, OidcSettings>();
+
+/**
+ * `auth.oidc` with the config schema's defaults (scopes, PKCE, nonce,
+ * provisioning policy). A config.yaml is parsed already; an `auth` option
+ * given to the gateway by hand (tests, embedding) is not, and a missing
+ * `require_verified_email` must still mean "on".
+ */
+function withDefaults(oidc: OidcSettings): OidcSettings {
+  const hit = withDefaultsCache.get(oidc);
+  if (hit) return hit;
+  const parsed = appConfigSchema.shape.auth.safeParse({ oidc });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new HttpError(503, `Single sign-on is misconfigured: auth.${formatKeyPath(issue.path as (string | number)[])}: ${issue.message}`);
+  }
+  const value = parsed.data.oidc as OidcSettings;
+  withDefaultsCache.set(oidc, value);
+  return value;
 }
 
 /** `/login?error=…` codes the frontend knows (DeerFlow's). */
@@ -92,8 +114,8 @@ export function registerOidcRoutes(app: Hono, deps: OidcRouteDeps): void {
     if (!settings.enabled || !settings.oidc.enabled || !settings.jwtSecret) throw new HttpError(404, "SSO authentication is not enabled");
     const id = c.req.param("provider") ?? "";
     if (!OIDC_PROVIDER_ID.test(id)) throw new HttpError(400, "Invalid provider ID");
-    if (!Object.hasOwn(settings.oidc.providers, id)) throw new HttpError(400, `Unknown SSO provider: ${id}`);
-    return { settings: settings as AuthSettings & { jwtSecret: string }, id, cfg: settings.oidc.providers[id] };
+    if (!Object.hasOwn(settings.oidc.providers ?? {}, id)) throw new HttpError(400, `Unknown SSO provider: ${id}`);
+    return { settings: settings as AuthSettings & { jwtSecret: string }, id, cfg: withDefaults(settings.oidc).providers[id] };
   };
 
   const frontendUrl = (settings: AuthSettings, path: string) => `${(settings.oidc.frontend_base_url ?? "").replace(/\/+$/, "")}${path}`;
