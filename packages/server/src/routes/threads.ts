@@ -33,6 +33,8 @@ const searchSchema = z.looseObject({
   status: z.string().nullable().optional(),
 });
 
+const countSchema = z.looseObject({ metadata: z.record(z.string(), z.unknown()).nullable().optional(), status: z.string().nullable().optional() });
+
 const patchSchema = z.looseObject({ metadata: z.record(z.string(), z.unknown()).optional() });
 
 const stateUpdateSchema = z.looseObject({
@@ -84,24 +86,35 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     return c.json(threadRecordResponse(rec));
   });
 
+  /** The metadata filter of a search/count body (scalar values on safe keys only). */
+  const metadataFilter = (metadata: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined => {
+    if (!metadata || !Object.keys(metadata).length) return undefined;
+    const filter: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(metadata)) {
+      if (SAFE_METADATA_KEY.test(k) && (v === null || ["string", "number", "boolean"].includes(typeof v))) filter[k] = v;
+    }
+    if (!Object.keys(filter).length) throw new HttpError(400, "All metadata filter keys are invalid or unsafe");
+    return filter;
+  };
+
+  // Only the caller's threads are ever searched or counted.
   app.post("/threads/search", async (c) => {
     const body = await readJson(c, searchSchema, max);
-    let filter: Record<string, unknown> | undefined;
-    if (body.metadata && Object.keys(body.metadata).length) {
-      filter = {};
-      for (const [k, v] of Object.entries(body.metadata)) {
-        if (SAFE_METADATA_KEY.test(k) && (v === null || ["string", "number", "boolean"].includes(typeof v))) filter[k] = v;
-      }
-      if (!Object.keys(filter).length) throw new HttpError(400, "All metadata filter keys are invalid or unsafe");
-    }
     const rows = await ctx.stores.threads.search({
       userId: userOf(c).id,
-      metadata: filter,
+      metadata: metadataFilter(body.metadata),
       status: body.status ?? undefined,
       limit: body.limit ?? 100,
       offset: body.offset ?? 0,
     });
     return c.json(rows.map(threadSummaryResponse));
+  });
+
+  // The LangGraph SDK's `threads.count`: a bare number.
+  app.post("/threads/count", async (c) => {
+    const body = await readJson(c, countSchema, max);
+    const rows = await ctx.stores.threads.search({ userId: userOf(c).id, metadata: metadataFilter(body.metadata), status: body.status ?? undefined, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
+    return c.json(rows.length);
   });
 
   app.get("/threads/:thread_id", async (c) => {

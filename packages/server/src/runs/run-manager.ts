@@ -129,7 +129,11 @@ export class RunManager {
     return this.active.has(threadId) || (this.queues.get(threadId)?.length ?? 0) > 0;
   }
 
-  /** Validate a run request and build what the agent needs. Throws HttpError on client mistakes. */
+  /**
+   * Validate a run request and build what the agent needs. `userId` is the
+   * caller's id: the run's files, memory, agents, skills and sessions are
+   * that user's. Throws HttpError on client mistakes.
+   */
   prepare(threadId: string, runId: string, userId: string, req: RunCreateRequest): PreparedRun {
     const modes = requestedModes(req);
     const agentName = agentNameFromAssistant(req.assistant_id);
@@ -150,6 +154,9 @@ export class RunManager {
       if (!known) throw new HttpError(400, `Model '${String(modelName)}' is not in the configured model allowlist`);
     }
     Object.assign(configurable, context, { thread_id: threadId });
+    // The run's identity is the server's: the caller (signed-in user) and ids it assigned, never the request's.
+    delete configurable.user_id;
+    delete configurable.run_id;
     Object.assign(context, { thread_id: threadId, run_id: runId, user_id: userId });
     // Request-scoped skill secrets (`required-secrets`) go to the run context only: never configurable or metadata.
     if (source.secrets && typeof source.secrets === "object" && !Array.isArray(source.secrets)) context.secrets = source.secrets;
