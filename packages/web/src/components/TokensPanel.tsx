@@ -112,7 +112,7 @@ export function TokensPanel({ admin }: { admin: boolean }) {
           <legend>Scopes</legend>
           {offered.map((s) => (
             <label key={s} className="toggle">
-              <input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, s] : cur.filter((x) => x !== s)))} />
+              <input type="checkbox" aria-label={`Scope ${s}`} checked={scopes.includes(s)} onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, s] : cur.filter((x) => x !== s)))} />
               <code>{s}</code> <span className="muted">{SCOPE_HINT[s]}</span>
             </label>
           ))}

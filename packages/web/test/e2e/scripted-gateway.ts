@@ -23,7 +23,7 @@ import type { ChatModel, ModelRequest, ModelStreamPart } from "@deerflow/harness
 import { ScriptedModel } from "@deerflow/harness/testing";
 import type { ScriptStep } from "@deerflow/harness/testing";
 import { startServer } from "@deerflow/server";
-import type { Gateway } from "@deerflow/server";
+import type { Gateway, GatewayOptions } from "@deerflow/server";
 
 export const SLOW_WORDS = 120;
 export const SLOW_PACE_MS = 60;
@@ -217,8 +217,22 @@ export interface ScriptedGateway {
   close(): Promise<void>;
 }
 
+/** Options of {@link startScriptedGateway}. */
+export interface ScriptedGatewayOptions {
+  /** An `auth:` section (as in config.yaml) to run with sign-in on; default: auth disabled, the default admin. */
+  auth?: GatewayOptions["auth"];
+}
+
+/** A 48-character HS256 secret for e2e gateways with sign-in on (never used outside the test). */
+export const E2E_JWT_SECRET = "e2e-only-session-secret-0123456789abcdefghijklmn";
+
+/** Sign-in on, with the accounts in the gateway's data dir (`auth.db`). */
+export function authEnabledSection(extra: Record<string, unknown> = {}): NonNullable<GatewayOptions["auth"]> {
+  return { enabled: true, jwt_secret: E2E_JWT_SECRET, registration_enabled: false, session_days: 7, ...extra } as NonNullable<GatewayOptions["auth"]>;
+}
+
 /** Starts the real gateway on 127.0.0.1:0 serving `webDist`, with the real lead agent over the routing model. */
-export async function startScriptedGateway(webDist: string): Promise<ScriptedGateway> {
+export async function startScriptedGateway(webDist: string, options: ScriptedGatewayOptions = {}): Promise<ScriptedGateway> {
   const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), "deerflow-web-e2e-"));
   fs.mkdirSync(path.join(baseDir, "data"), { recursive: true });
   const checkpointer = new SqliteCheckpointStore(path.join(baseDir, "data", "deerflow.db"));
@@ -249,6 +263,7 @@ export async function startScriptedGateway(webDist: string): Promise<ScriptedGat
     port: 0,
     quiet: true,
     log: () => {},
+    auth: options.auth,
   });
   return {
     gateway,

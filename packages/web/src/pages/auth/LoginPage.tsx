@@ -57,7 +57,7 @@ export function LoginPage() {
 
   return (
     <AuthLayout title="Sign in">
-      <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label="Sign in">
+      <form className="auth-form" onChange={() => setError(undefined)} onSubmit={(e) => void submit(e)} aria-label="Sign in">
         <label>
           Email
           <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus={!email} />

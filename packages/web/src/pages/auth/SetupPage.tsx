@@ -88,7 +88,7 @@ export function SetupPage() {
       title={init ? "Create the administrator" : "Finish your account"}
       subtitle={init ? "This server has no administrator yet. The account you create here manages users, MCP servers and skills." : "Choose your email and a new password."}
     >
-      <form className="auth-form" onSubmit={(e) => void submit(e)} aria-label={init ? "Create the administrator" : "Finish your account"}>
+      <form className="auth-form" onChange={() => setError(undefined)} onSubmit={(e) => void submit(e)} aria-label={init ? "Create the administrator" : "Finish your account"}>
         <label>
           Email
           <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
