@@ -6,13 +6,8 @@
  */
 import { existsSync } from "node:fs";
 import { loadAppConfig, silentConfigLogger } from "../../harness/src/config";
-import { isAuthError } from "../../server/src/auth/errors";
-import { passwordProblem } from "../../server/src/auth/password";
-import type { SystemRole } from "../../server/src/auth/request-user";
-import { resolveAuthSettings } from "../../server/src/auth/settings";
-import type { AuthSettings } from "../../server/src/auth/settings";
-import { authDbPath, openUserStore } from "../../server/src/auth/user-store";
-import type { UserRecord, UserStore } from "../../server/src/auth/user-store";
+import { authDbPath, isAuthError, openUserStore, passwordProblem, resolveAuthSettings } from "../../server/src";
+import type { AuthSettings, SystemRole, UserRecord, UserStore } from "../../server/src";
 import type { CommonOptions } from "./common";
 
 /** The email rule of the account store, checked before a password is asked for. */

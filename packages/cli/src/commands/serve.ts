@@ -1,16 +1,18 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { resolveConfigPath } from "../../../harness/src/config";
-import type { AppConfig } from "../../../harness/src/config";
+import { ConfigManager, resolveConfigPath } from "../../../harness/src/config";
+import type { AppConfig, ConfigLogger } from "../../../harness/src/config";
+import { ConfigError } from "../../../harness/src/errors";
 import { DeerFlowRuntime } from "../../../harness/src/deerflow-runtime";
-import { startServer } from "../../../server/src";
-import type { Gateway } from "../../../server/src";
+import { resolveAuthSettings, startServer } from "../../../server/src";
+import type { AuthSettings, Gateway } from "../../../server/src";
 import { bindHostExposure } from "../../../server/src/security";
 import { resolveAgentFactory } from "../agent-source";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import { startDemoModel } from "../demo/demo-config";
 import type { Terminal } from "../io";
 import { ensureWebBuild, WEB_DIST } from "../web-build";
+import { authOffReason, liveAuthSettings, signInBanner } from "./serve-auth";
 
 /** Help of `deerflow serve`. */
 export const SERVE_HELP = `Usage: deerflow serve [options]
@@ -27,28 +29,39 @@ Options:
   --no-web-build     do not build the web UI on start (also DEERFLOW_SKIP_WEB_BUILD=1)
   --host HOST        interface to bind (default 127.0.0.1). An address other machines
                      can reach (0.0.0.0, ::, a LAN address, a name that is not
-                     loopback) also needs --allow-unauthenticated
+                     loopback) needs sign-in on (auth.enabled: true in config.yaml;
+                     \`deerflow init\` sets it up), or --allow-unauthenticated
   --allow-unauthenticated
-                     listen on a non-loopback --host although the gateway has no
-                     users or login yet: whoever can connect controls the agent
+                     listen on a non-loopback --host with sign-in off (behind your
+                     own authenticating proxy): whoever can connect controls the agent
+
+Sign-in: with auth.enabled: true the gateway asks for an account (see
+\`deerflow users\`); on start it says whether sign-in is required and, while no
+admin exists, the /setup URL that creates the first one. .env (next to
+config.yaml, and in the working directory) is read before config.yaml.
 ${COMMON_HELP}`;
 
 /**
- * Refuse a non-loopback `--host` unless `--allow-unauthenticated` is given;
- * with it, return the warning to print. The gateway has no users yet: every
- * client that can connect acts as the one local user.
+ * Whether `serve` may listen on `host`. Loopback always; an address other
+ * machines can reach when sign-in is on, or with `--allow-unauthenticated`
+ * (then the returned warning is printed). Otherwise refused: with sign-in off
+ * every client that can connect acts as the local admin.
  */
-export async function checkServeHost(host: string, allowUnauthenticated: boolean): Promise<string | undefined> {
+export async function checkServeHost(host: string, allowUnauthenticated: boolean, auth?: AuthSettings): Promise<string | undefined> {
   const exposure = await bindHostExposure(host);
-  if (exposure.loopback) return undefined;
+  if (exposure.loopback || auth?.enabled) return undefined;
   const where = exposure.addresses.length && exposure.addresses[0] !== host ? `${host} (${exposure.addresses.join(", ")})` : host;
   const opens =
     "anyone who can connect can run the agent and its tools, read and upload every thread's files, add MCP servers " +
     "(which start commands on this machine), install skills and rewrite memory";
   if (!allowUnauthenticated) {
+    const off = auth ? authOffReason(auth) : "config.yaml has no `auth.enabled: true`";
     throw new UsageError(
-      `Refusing to listen on ${where}: other machines can reach it, and the gateway has no users or login yet, so ${opens}. ` +
-        "Keep the default --host 127.0.0.1, or put it behind your own authenticating proxy and pass --allow-unauthenticated to listen anyway.",
+      `Refusing to listen on ${where}: other machines can reach it, and sign-in is off (${off}), so ${opens}. ` +
+        (auth?.disabledBy === "env"
+          ? "Unset DEER_FLOW_AUTH_DISABLED to turn sign-in on, "
+          : "Turn sign-in on (`deerflow init` and answer yes, or `auth: {enabled: true, jwt_secret: $DEER_FLOW_JWT_SECRET}` in config.yaml with the secret in .env), ") +
+        "keep the default --host 127.0.0.1, or put it behind your own authenticating proxy and pass --allow-unauthenticated to listen anyway.",
       "serve",
     );
   }
@@ -74,14 +87,20 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   const port = values.port === undefined ? 2026 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer 0-65535, got '${values.port}'`, "serve");
   const host = values.host ?? "127.0.0.1";
-  // before anything starts: a refused exposure leaves nothing behind
-  const exposureWarning = await checkServeHost(host, values["allow-unauthenticated"] === true);
-  if (exposureWarning) term.error(exposureWarning);
   const common = commonOptions(values);
   const injected = await resolveAgentFactory();
-  let config: AppConfig | undefined;
+  const demoMode = !!values.demo && !common.configPath && !injected && !findConfig(common.cwd);
+  // The config (and the .env files before it) is read first: whether sign-in is on decides which --host
+  // is allowed, and a bad auth section fails here. The runtime then serves this same manager.
+  const configManager = demoMode ? undefined : openConfig(common, (m) => term.error(m), !!injected);
+  const auth = resolveAuthSettings(configManager?.get().auth, process.env);
+  // before anything starts: a refused exposure leaves nothing behind
+  const exposureWarning = await checkServeHost(host, values["allow-unauthenticated"] === true, auth);
+  if (exposureWarning) term.error(exposureWarning);
+  const exposed = !(await bindHostExposure(host)).loopback;
+  let config: AppConfig | ConfigManager | undefined = configManager;
   let demo: Awaited<ReturnType<typeof startDemoModel>> | undefined;
-  if (values.demo && !common.configPath && !injected && !findConfig(common.cwd)) {
+  if (demoMode) {
     demo = await startDemoModel();
     config = demo.config;
     term.line("No config.yaml found: starting in DEMO mode with the scripted demo model (a test double, not an LLM).");
@@ -113,13 +132,14 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
       host,
       quiet: true,
       demoMode: demo ? { configureCommand: demo.configureCommand } : null,
+      auth: liveAuthSettings({ config: () => runtime.config(), initial: auth, pinnedOn: exposed && auth.enabled, log: (m) => term.error(m) }),
     }));
   } catch (err) {
     await runtime.close();
     await demo?.close();
     throw err;
   }
-  term.line(`DeerFlow is running at ${url}`);
+  term.line([`DeerFlow is running at ${url}`, ...signInBanner(auth, common.dataDir, browsableUrl(url))].join("\n"));
   const stop = async () => {
     await gateway.close();
     await runtime.close();
@@ -129,6 +149,27 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   return null;
+}
+
+/**
+ * The config manager `serve` runs on, loaded now (this also reads `.env`), or
+ * undefined when there is no config.yaml and an injected agent needs none.
+ */
+function openConfig(common: { configPath?: string; cwd: string }, log: (m: string) => void, agentInjected: boolean): ConfigManager | undefined {
+  const logger: ConfigLogger = { warn: (m) => log(`[deerflow] config: ${m}`), info: () => undefined };
+  const manager = new ConfigManager({ path: common.configPath, cwd: common.cwd, logger });
+  try {
+    manager.get();
+    return manager;
+  } catch (err) {
+    if (err instanceof ConfigError && err.code === "config_not_found" && !common.configPath && agentInjected) return undefined;
+    throw err;
+  }
+}
+
+/** The URL a browser on this machine opens for a wildcard bind (0.0.0.0 / ::). */
+function browsableUrl(url: string): string {
+  return url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:");
 }
 
 /** Whether a config.yaml would be found from `cwd` (the normal lookup order). */

@@ -11,7 +11,8 @@ describe("deerflow serve --host", { timeout: 60_000 }, () => {
       const r = await runCli(["serve", "--host", host, "--port", "0", "--data-dir", "data"], { cwd: dir, env });
       expect(r.code, host).toBe(2);
       expect(r.stderr).toContain(`Refusing to listen on ${host}`);
-      expect(r.stderr).toContain("no users or login yet");
+      expect(r.stderr).toContain("sign-in is off");
+      expect(r.stderr).toContain("Turn sign-in on");
       expect(r.stderr).toContain("--allow-unauthenticated");
       expect(r.stdout).not.toContain("DeerFlow is running");
     }
