@@ -2,7 +2,8 @@
  * DeerFlow's own Next.js frontend, unmodified, against our gateway with sign-in enabled, in headless
  * Chromium: its setup page creates the first admin, the admin chats with the scripted model, signs out,
  * a second person registers on its login page and sees neither the admin's thread in the sidebar nor its
- * messages at its URL, and the admin signs back in to find the thread where it was.
+ * messages at its URL, and the admin signs back in to find the thread where it was, then changes the
+ * password on the account page and stays signed in.
  *
  * Needs a production build of the frontend (docs/testing.md, "DeerFlow's frontend against our server")
  * named by DEERFLOW_FRONTEND_DIR; CI does not build it, so without it the file is skipped with a notice.
@@ -43,10 +44,11 @@ auth:
 `;
 
 const ADMIN = { email: "admin@example.com", password: "admin-password-123" };
+const NEW_ADMIN_PASSWORD = "changed-admin-password-890";
 const BOB = { email: "bob@example.com", password: "bob-password-4567" };
 const ADMIN_MESSAGE = "hello from the admin";
 const BOB_MESSAGE = "hello from bob";
-const STEP_TIMEOUT = 120_000;
+const STEP_TIMEOUT = 180_000;
 
 let stack: FrontendStack;
 let browser: Browser;
@@ -231,6 +233,29 @@ describe.skipIf(SKIP)("DeerFlow's frontend against our gateway with sign-in enab
       await page.goto(`${stack.appUrl}/workspace/chats/${adminThread}`);
       await page.getByText(`You said: ${ADMIN_MESSAGE}`).first().waitFor();
       await shot("06-admin-again");
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    "the admin changes the password on the account page and stays signed in; the new password signs in",
+    async () => {
+      await page.goto(`${stack.appUrl}/workspace/chats/new?settings=account`);
+      await page.getByPlaceholder("Current password").fill(ADMIN.password);
+      await page.getByPlaceholder("New password", { exact: true }).fill(NEW_ADMIN_PASSWORD);
+      await page.getByPlaceholder("Confirm new password").fill(NEW_ADMIN_PASSWORD);
+      const changed = page.waitForResponse((r) => new URL(r.url()).pathname === "/api/v1/auth/change-password");
+      await page.getByRole("button", { name: "Update Password" }).click();
+      const answer = await changed;
+      expect(answer.status(), await answer.text()).toBe(200);
+      await page.getByText("Password changed successfully").waitFor();
+      await shot("07-password-changed");
+      // the change revoked the old session and the answer carried a new one: the workspace still works
+      await page.goto(`${stack.appUrl}/workspace/chats/${adminThread}`);
+      await page.getByText(`You said: ${ADMIN_MESSAGE}`).first().waitFor();
+      await signOut();
+      await signIn({ email: ADMIN.email, password: NEW_ADMIN_PASSWORD });
+      expect(await sidebarThreads(adminThread)).toContain(adminThread);
       // the whole conversation with the gateway's auth routes, as the browser saw it
       expect(authAnswers).toEqual(
         expect.arrayContaining([
@@ -239,6 +264,7 @@ describe.skipIf(SKIP)("DeerFlow's frontend against our gateway with sign-in enab
           "POST 200 /api/v1/auth/logout",
           "POST 201 /api/v1/auth/register",
           "POST 200 /api/v1/auth/login/local",
+          "POST 200 /api/v1/auth/change-password",
         ]),
       );
       expect(authAnswers.filter((a) => !/ 20[01] /.test(a))).toEqual([]);
