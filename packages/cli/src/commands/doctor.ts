@@ -13,6 +13,7 @@ import { BWRAP_PROVIDER_NAMES, describeNetworkPolicy, describeSandboxLimits, Loc
 import type { CgroupSupport, SandboxConfig } from "../../../harness/src/sandbox";
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import type { Terminal } from "../io";
+import { authFindings } from "./doctor-auth";
 
 /** Help of `deerflow doctor`. */
 export const DOCTOR_HELP = `Usage: deerflow doctor [options]
@@ -21,8 +22,9 @@ Check the setup and print fixes: config.yaml validity, environment variables
 the config refers to, model reachability (one tiny request per model), the tools
 the agent gets (warns when it would have no file tools), bubblewrap availability
 and whether it can isolate commands with the real data dir, the effective
-per-sandbox limits (cgroups or rlimits) and network mode, and data directory
-writability.
+per-sandbox limits (cgroups or rlimits) and network mode, sign-in (auth:
+disabled, or enabled with the secret, the accounts and whether an admin
+exists), and data directory writability.
 Exit code 0 when nothing is wrong (warnings allowed), 1 otherwise.
 
 Options:
@@ -173,6 +175,9 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
   let file: string | undefined;
   let rawSandboxUse: string | undefined;
   let rawTools: unknown;
+  let rawJwtSecret: unknown;
+  let env: Record<string, string | undefined> = { ...process.env };
+  let envFiles: string[] = [];
   try {
     file = resolveConfigPath({ path: opts.configPath, cwd: opts.cwd });
     findings.push({ check: "config", level: "ok", message: `found ${file}` });
@@ -181,8 +186,8 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
   }
   if (file) {
     // Missing variables, each with its key path (read .env files the way the loader does).
-    const env = { ...process.env };
-    loadDotEnvFiles([path.join(opts.cwd, ".env"), path.join(path.dirname(file), ".env")], env);
+    env = { ...process.env };
+    envFiles = loadDotEnvFiles([path.join(opts.cwd, ".env"), path.join(path.dirname(file), ".env")], env);
     let raw: unknown;
     try {
       raw = parseYaml(readFileSync(file, "utf8"));
@@ -193,6 +198,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
     const rawSandbox = raw && typeof raw === "object" ? (raw as { sandbox?: { use?: unknown } }).sandbox : undefined;
     if (rawSandbox && typeof rawSandbox.use === "string") rawSandboxUse = rawSandbox.use;
     if (raw && typeof raw === "object") rawTools = (raw as { tools?: unknown }).tools;
+    if (raw && typeof raw === "object") rawJwtSecret = (raw as { auth?: { jwt_secret?: unknown } | null }).auth?.jwt_secret;
     for (const m of missing) {
       findings.push({
         check: "env",
@@ -230,6 +236,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
     }
   }
   if (config) findings.push(...toolFindings(config, rawTools, opts.dataDir));
+  if (config) findings.push(...authFindings({ config, rawJwtSecret, env, dataDir: opts.dataDir, envFiles }));
   // Sandbox: bubblewrap on PATH, and whether it can actually isolate here, binding from the real data dir.
   const sandboxUse = (config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "";
   const needsBwrap = BWRAP_PROVIDER_NAMES.has(sandboxUse);

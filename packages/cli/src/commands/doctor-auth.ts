@@ -1,0 +1,61 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import type { AppConfig } from "../../../harness/src/config";
+import { envReferenceName } from "../../../harness/src/config";
+import { resolveAuthSettings } from "../../../server/src";
+import { peekAccounts } from "../user-admin";
+import type { Finding } from "./doctor";
+import { DEFAULT_SERVE_URL, dotEnvHasValue, JWT_SECRET_VAR } from "./init-auth";
+
+/** Inputs of {@link authFindings}. */
+export interface AuthCheckInput {
+  config: AppConfig;
+  /** `auth.jwt_secret` as written in config.yaml (before `$VAR` substitution). */
+  rawJwtSecret: unknown;
+  /** The environment with the `.env` files loaded. */
+  env: Record<string, string | undefined>;
+  dataDir: string;
+  /** The `.env` files that were read. */
+  envFiles: string[];
+}
+
+/**
+ * The `auth` line of `deerflow doctor`: disabled (and by what), or enabled
+ * with the secret's state, how many accounts and whether an admin exists.
+ * Also flags a secret written into config.yaml itself and a `.env` holding it
+ * that other users can read.
+ */
+export function authFindings(input: AuthCheckInput): Finding[] {
+  const section = input.config.auth;
+  let settings;
+  try {
+    settings = resolveAuthSettings(section, input.env);
+  } catch (err) {
+    return [{ check: "auth", level: "error", message: `enabled, but ${(err as Error).message}`, fix: `Run \`deerflow init --auth\` (it generates ${JWT_SECRET_VAR} into .env), or set auth.jwt_secret.` }];
+  }
+  if (!settings.enabled) {
+    if (settings.disabledBy === "env" && section?.enabled) {
+      return [{ check: "auth", level: "warn", message: "auth.enabled is true, but DEER_FLOW_AUTH_DISABLED=1 turns sign-in off: every request acts as the local default admin", fix: "Unset DEER_FLOW_AUTH_DISABLED to require sign-in." }];
+    }
+    const by = settings.disabledBy === "env" ? "DEER_FLOW_AUTH_DISABLED=1" : "no auth.enabled: true";
+    return [{ check: "auth", level: "ok", message: `disabled (${by}): every request acts as the local default admin; fine while \`deerflow serve\` listens on 127.0.0.1 only` }];
+  }
+  const out: Finding[] = [];
+  const accounts = peekAccounts(input.dataDir) ?? { users: 0, admins: 0 };
+  const summary = `enabled: secret set (${settings.jwtSecret!.length} characters, at least 32), ${accounts.users} account(s), ${accounts.admins} admin(s)${settings.registrationEnabled ? ", self-registration open" : ""}`;
+  if (accounts.admins === 0) {
+    out.push({ check: "auth", level: "warn", message: `${summary}; no admin yet`, fix: `Start \`deerflow serve\` and open ${DEFAULT_SERVE_URL}/setup, or run \`deerflow users add EMAIL --admin\`.` });
+  } else {
+    out.push({ check: "auth", level: "ok", message: `${summary}; admin exists` });
+  }
+  if (typeof input.rawJwtSecret === "string" && !envReferenceName(input.rawJwtSecret)) {
+    out.push({ check: "auth", level: "warn", message: "auth.jwt_secret is written in config.yaml itself", fix: `Move it to .env as ${JWT_SECRET_VAR}=… and write \`jwt_secret: $${JWT_SECRET_VAR}\` (config.yaml is often shared or committed).` });
+  }
+  for (const file of input.envFiles) {
+    if (!existsSync(file) || !dotEnvHasValue(readFileSync(file, "utf8"), JWT_SECRET_VAR)) continue;
+    const mode = statSync(file).mode & 0o777;
+    if (mode & 0o077) {
+      out.push({ check: "auth", level: "warn", message: `${file} holds ${JWT_SECRET_VAR} and other users can read it (mode ${mode.toString(8).padStart(3, "0")})`, fix: `chmod 600 ${file}` });
+    }
+  }
+  return out;
+}
