@@ -92,7 +92,9 @@ export function registerMemoryRoutes(api: Hono, ctx: GatewayContext): void {
   api.get("/memory/config", (c) => c.json(service().configResponse()));
   api.get("/memory/status", (c) => {
     const s = service();
-    return c.json({ config: s.configResponse(), data: run(() => s.getMemory(scope(c))), updater: s.updaterStatus, user_enabled: s.isUserEnabled(userOf(c).id) });
+    // The updater serves every user: its counters are harmless, but its last error can quote another user's conversation.
+    const updater = userOf(c).systemRole === "admin" ? s.updaterStatus : { ...s.updaterStatus, lastError: null };
+    return c.json({ config: s.configResponse(), data: run(() => s.getMemory(scope(c))), updater, user_enabled: s.isUserEnabled(userOf(c).id) });
   });
   api.get("/memory/settings", (c) => c.json({ enabled: service().isUserEnabled(userOf(c).id) }));
   api.put("/memory/settings", async (c) => {

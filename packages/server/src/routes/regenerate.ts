@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { GatewayContext } from "../context";
 import { HttpError } from "../http-error";
 import { checkThreadId, readJson } from "../validate";
-import { ownerOf, requireThread } from "./thread-access";
+import { ownerOf, requireThreadRow } from "./thread-access";
 import { createThreadRecord } from "./threads";
 
 const regenerateSchema = z.object({ message_id: z.string().min(1) });
@@ -93,7 +93,7 @@ export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
 
   const head = async (c: Context, threadId: string) => {
-    await requireThread(ctx, c, threadId);
+    requireThreadRow(c); // loaded and authorised once by the thread-access middleware
     const snap = await ctx.runtime.readState(threadId);
     if (!snap) throw new HttpError(404, `Thread ${threadId} has no checkpoint`);
     return { agent: ctx.runtime, snap, messages: (snap.values.messages ?? []) as Msg[] };
@@ -197,7 +197,7 @@ export function registerRegenerateRoutes(app: Hono, ctx: GatewayContext): void {
   app.post("/threads/:thread_id/branches", async (c) => {
     const threadId = checkThreadId(c.req.param("thread_id"));
     const body = await readJson(c, branchSchema, max);
-    const parent = await requireThread(ctx, c, threadId);
+    const parent = requireThreadRow(c);
     if (parent.metadata.deerflow_sidecar === true) throw new HttpError(409, "Branching is only available in the main conversation.");
     const targets = new Set([body.message_id, ...body.message_ids]);
     const { agent, snap } = await head(c, threadId);

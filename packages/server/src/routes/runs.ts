@@ -12,7 +12,7 @@ import { publicStateValues } from "../security";
 import { endedStreamResponse, sendSse } from "../sse/sse-response";
 import { checkRunId, checkThreadId, readJson } from "../validate";
 import { isOwnedByCaller, readableThreadId, requireRun, requireThreadRow } from "./thread-access";
-import { createThreadRecord } from "./threads";
+import { createThreadRecord, mayClaimThreadId } from "./threads";
 
 const cancelQuery = z.object({
   wait: z.enum(["0", "1", "true", "false"]).optional(),
@@ -62,7 +62,10 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     const threadId = typeof fromConfig === "string" && fromConfig ? checkThreadId(fromConfig, ["body", "config", "configurable", "thread_id"]) : randomUUID();
     const existing = await ctx.stores.threads.get(threadId);
     if (existing && !isOwnedByCaller(ctx, c, existing.userId)) throw threadNotFound(threadId);
-    if (!existing) await createThreadRecord(ctx, c, threadId, {});
+    if (!existing) {
+      if (!(await mayClaimThreadId(ctx, c, threadId))) throw threadNotFound(threadId);
+      await createThreadRecord(ctx, c, threadId, {});
+    }
     return { run: await ctx.runs.create(threadId, req, userOf(c).id, { waitForStore: !streaming }) };
   };
 

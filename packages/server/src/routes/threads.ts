@@ -58,6 +58,17 @@ function cleanMetadata(meta: Record<string, unknown> | null | undefined): Record
   return out;
 }
 
+/**
+ * Whether the caller may create the row of a thread id that has none: not
+ * when checkpoints are already stored under it (written without a row, so
+ * the auth-disabled user's, see `ownerOf`), else a row would hand another
+ * user's conversation to the caller.
+ */
+export async function mayClaimThreadId(ctx: GatewayContext, c: Context, threadId: string): Promise<boolean> {
+  if (userOf(c).id === ctx.options.userId) return true;
+  return (await ctx.runtime.readState(threadId)) === undefined;
+}
+
 /** Create a thread row owned by the caller. */
 export async function createThreadRecord(ctx: GatewayContext, c: Context, threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord> {
   const ts = new Date().toISOString();
@@ -80,6 +91,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
       if (!isOwnedByCaller(ctx, c, existing.userId)) throw new HttpError(409, `Thread ${threadId} already exists`);
       return c.json(threadRecordResponse(existing));
     }
+    if (!(await mayClaimThreadId(ctx, c, threadId))) throw new HttpError(409, `Thread ${threadId} already exists`);
     const meta = cleanMetadata(body.metadata);
     if (body.assistant_id && meta.assistant_id === undefined) meta.assistant_id = body.assistant_id;
     const rec = await createThreadRecord(ctx, c, threadId, meta);

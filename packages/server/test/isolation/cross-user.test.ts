@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { contentText, createAgent, MemoryCheckpointStore, SkillRegistry, threadPaths, threadStateSchema, tool } from "@deerflow/harness";
+import { contentText, createAgent, MemoryCheckpointStore, MemoryService, SkillRegistry, threadPaths, threadStateSchema, tool } from "@deerflow/harness";
 import { ScriptedModel } from "@deerflow/harness/testing";
 import { zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,6 +61,7 @@ describe("cross-user isolation over every route family (real gateway, sign-in on
   const skillsPath = path.join(root, "skills");
   const extensionsPath = path.join(root, "extensions_config.json");
   let gateway: Gateway;
+  let memory: MemoryService;
   let api: string;
   let A: Session;
   let B: Session;
@@ -98,6 +99,9 @@ describe("cross-user isolation over every route family (real gateway, sign-in on
       log: () => undefined,
       agentFactory: () => createAgent({ model, tools: [writeReportTool(dataDir), holdTool, echoTool], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
     });
+    // The memory service the routes use (as attachMemory would provide), so the test can see its updater.
+    memory = new MemoryService({ config: {}, dataDir, logger: { warn: () => undefined } });
+    gateway.runtime.extensions.memory = memory;
     api = `${await gateway.start({ port: 0 })}/api`;
 
     A = await initializeAdmin(api, "alice@example.com", PASSWORD);
@@ -131,6 +135,7 @@ describe("cross-user isolation over every route family (real gateway, sign-in on
 
   afterAll(async () => {
     await gateway.close();
+    await memory.close();
     fs.rmSync(root, { recursive: true, force: true });
   });
 
@@ -256,6 +261,10 @@ describe("cross-user isolation over every route family (real gateway, sign-in on
       await who.json("DELETE", "/memory");
       await who.json("PUT", "/memory/settings", { enabled: false });
     }
+    // the shared updater's last error may quote the conversation it failed on: only an admin sees it
+    (memory as unknown as { updater: { status: { lastError: string | null } } }).updater.status.lastError = `could not parse: "${SECRET_FACT}"`;
+    expect((await B.json("GET", "/memory/status")).updater.lastError).toBeNull();
+    expect((await C.json("GET", "/memory/status")).updater.lastError).toContain(SECRET_FACT);
     expect((await A.json("GET", "/memory")).facts.map((f: { content: string }) => f.content)).toEqual([SECRET_FACT]);
     expect(await A.json("GET", "/memory/settings")).toEqual({ enabled: true });
   });

@@ -36,6 +36,8 @@ describe("ownerless rows and rowless checkpoints", () => {
     for (const route of READS) expect([route, (await s.send("GET", route)).status]).toEqual([route, 200]);
     expect((await s.json("GET", `/threads/${OWNERLESS}/state`)).values.title).toBe("ownerless");
     expect((await s.json("POST", `/threads/${ROWLESS}/history`, {})).length).toBeGreaterThan(0);
+    // the owner may give such a thread its row
+    expect((await s.json("POST", "/threads", { thread_id: ROWLESS })).thread_id).toBe(ROWLESS);
   });
 
   it("are nobody's with sign-in on: 404 for a signed-in admin, never listed", async () => {
@@ -47,6 +49,11 @@ describe("ownerless rows and rowless checkpoints", () => {
     expect((await admin.send("PATCH", `/threads/${OWNERLESS}`, { metadata: { mine: true } })).status).toBe(404);
     expect((await admin.send("DELETE", `/threads/${OWNERLESS}`)).status).toBe(404);
     expect(await admin.json("POST", "/threads/search", {})).toEqual([]);
+    // nor can a row be made for the checkpoints stored without one (which would hand them over)
+    expect((await admin.send("POST", "/threads", { thread_id: ROWLESS })).status).toBe(409);
+    expect((await admin.send("POST", "/runs/wait", { input: { messages: [] }, config: { configurable: { thread_id: ROWLESS } } })).status).toBe(404);
+    expect((await admin.send("GET", `/threads/${ROWLESS}/state`)).status).toBe(404);
+    expect(await gw.gateway.stores.threads.get(ROWLESS)).toBeUndefined();
     // and the row is still there, unchanged
     expect((await gw.gateway.stores.threads.get(OWNERLESS))?.metadata).toEqual({ legacy: true });
   });
