@@ -2,6 +2,7 @@ import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { AuthError, clearSession, clientAddress, emailKey, issueSession, maybeUserOf, passwordProblem, requireAdmin, TOKEN_SCOPES, userOf } from "../auth";
 import type { RequestUser, UserRecord } from "../auth";
+import { listOidcProviders, registerOidcRoutes } from "../auth/oidc";
 import type { GatewayContext } from "../context";
 import { HttpError, validationError } from "../http-error";
 import { readJson } from "../validate";
@@ -189,12 +190,13 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     return c.json({ needs_setup: auth.users().countAdmins() === 0, registration_enabled: settings.registrationEnabled });
   });
 
-  app.get("/v1/auth/providers", (c) => {
-    const { oidc, enabled } = auth.settings();
-    if (!enabled || !oidc.enabled) return c.json({ providers: [] });
-    return c.json({
-      providers: Object.entries(oidc.providers ?? {}).map(([id, p]) => ({ id, display_name: p.display_name, type: "oidc" })),
-    });
+  app.get("/v1/auth/providers", (c) => c.json({ providers: listOidcProviders(auth.settings()) }));
+  registerOidcRoutes(app, {
+    settings: () => auth.settings(),
+    users: () => auth.users(),
+    issueSession: (c, user, { rememberMe }) => issue(c, sessionInfo(user), rememberMe),
+    now: () => auth.now(),
+    log: ctx.options.log,
   });
 
   registerTokenRoutes(app, ctx);

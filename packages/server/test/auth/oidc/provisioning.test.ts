@@ -96,6 +96,25 @@ describe("provisioning policy", () => {
   });
 });
 
+describe("a hand-written auth section (not parsed from config.yaml)", () => {
+  it("still gets the schema's defaults: require_verified_email is on, PKCE and nonce are used", async () => {
+    app.provider.selectUser("bob");
+    app.reconfigureRaw(authSection(app.provider));
+    const refused = await new Browser().follow(`${app.url}/api/v1/auth/oauth/test`, [app.url, app.provider.url]);
+    expect(refused.location).toBe("/login?error=sso_not_allowed");
+    const authorize = app.provider.requests.find((r) => r.endpoint === "authorize")!;
+    expect(authorize.params).toMatchObject({ code_challenge_method: "S256", scope: "openid email profile" });
+    expect(authorize.params.nonce).toBeTruthy();
+  });
+
+  it("answers 503 naming the key when the provider entry is invalid", async () => {
+    app.reconfigureRaw(authSection(app.provider, { issuer: "not a url" }));
+    const res = await new Browser().get(`${app.url}/api/v1/auth/oauth/test`);
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/auth\.oidc\.providers\.test\.issuer/);
+  });
+});
+
 describe("listOidcProviders", () => {
   it("lists id, display_name and type of each provider, nothing when OIDC or auth is off", () => {
     const base = authSection(app.provider);

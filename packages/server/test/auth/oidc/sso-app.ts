@@ -27,6 +27,8 @@ export interface SsoApp {
   settings: AuthSettings;
   /** Replace the `auth:` section the routes read. */
   reconfigure(auth: Record<string, unknown>): void;
+  /** Replace it with a section that did not go through the config schema (as an embedder's `auth` option). */
+  reconfigureRaw(auth: Record<string, unknown>): void;
   /** Move the routes' clock. */
   clock: { offsetMs: number };
   logs: string[];
@@ -124,6 +126,9 @@ export async function startSsoApp(opts: { provider?: OidcProviderOptions; auth?:
     },
     reconfigure(auth) {
       state.settings = parsedSettings(auth);
+    },
+    reconfigureRaw(auth) {
+      state.settings = resolveAuthSettings(auth as never, {});
     },
     clock,
     logs,
