@@ -359,6 +359,12 @@ describe.skipIf(!hasChromium)("auth-disabled mode (headless Chromium, real gatew
     const labels = await topBarLabels(page);
     expect(labels).toEqual(expect.arrayContaining(["Skills", "MCP", "Memory", "Agents"]));
     for (const hidden of ["Sign out", "Account", "Users"]) expect(labels).not.toContain(hidden);
+    // There is nobody to sign in as: the login and setup pages lead straight back to the chat.
+    for (const route of ["/login", "/setup"]) {
+      await page.goto(`${server.url}${route}`);
+      await page.waitForURL(`${server.url}/`);
+      await page.getByRole("textbox", { name: "Message" }).waitFor();
+    }
     await context.close();
   });
 });

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import type { FormEvent } from "react";
-import { fetchProviders, fetchSetupStatus, loginLocal, oauthStartUrl } from "../../auth/api";
+import { fetchMe, fetchProviders, fetchSetupStatus, loginLocal, oauthStartUrl } from "../../auth/api";
+import { isAuthDisabledUser } from "../../auth/session";
 import type { AuthProvider } from "../../auth/api";
 import { loginErrorText, ssoErrorText } from "../../auth/messages";
 import { authPageUrl, resolveNextPath } from "../../auth/next-path";
@@ -24,6 +25,13 @@ export function LoginPage() {
 
   useEffect(() => {
     let live = true;
+    // Already signed in (or sign-in is off: auth-disabled mode's default admin): nothing to do here.
+    fetchMe().then(
+      (me) => {
+        if (live) location.replace(me.needs_setup && !isAuthDisabledUser(me) ? authPageUrl("/setup", next, location.origin) : next);
+      },
+      () => {},
+    );
     // Before the first admin exists there is nobody to sign in as: first-run setup instead.
     fetchSetupStatus().then(
       (s) => {
