@@ -347,6 +347,33 @@ describe("cross-user isolation over every route family (real gateway, sign-in on
     expect((await A.send("GET", `/threads/${b.thread}/runs/${runs[0].run_id}`)).status).toBe(404);
   });
 
+  it("A's checkpoint ids under one's own thread are unknown: state, history and runs from them are 404 or empty", async () => {
+    expect((await B.send("GET", `/threads/${b.thread}/state/${a.checkpoint}`)).status).toBe(404);
+    expect((await B.send("POST", `/threads/${b.thread}/runs/wait`, { input: humanInput("x"), checkpoint_id: a.checkpoint })).status).toBe(404);
+    const history = await B.json("POST", `/threads/${b.thread}/history`, { before: a.checkpoint });
+    expect(JSON.stringify(history)).not.toContain("Report written for A.");
+  });
+
+  it("a personal access token is its user: B's run-scoped token gets 404 on A's thread and lists only B's", async () => {
+    const { token } = await B.json("POST", "/v1/auth/tokens", { name: "cli", scopes: ["run"] }, 201);
+    const bearer = (method: string, route: string, body?: unknown) =>
+      fetch(`${api}${route}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    for (const [method, route, body] of [
+      ["GET", `/threads/${a.thread}`],
+      ["GET", `/threads/${a.thread}/state`],
+      ["POST", `/threads/${a.thread}/history`, {}],
+      ["POST", `/threads/${a.thread}/runs/wait`, { input: humanInput("x") }],
+      ["GET", `/threads/${a.thread}/runs/${a.run}/join`],
+      ["GET", `/threads/${a.thread}/artifacts/mnt/user-data/outputs/report.md`],
+    ] as Array<[string, string, unknown?]>) {
+      const res = await bearer(method, route, body);
+      expect([route, res.status]).toEqual([route, 404]);
+      await res.body?.cancel();
+    }
+    const listed = (await (await bearer("POST", "/threads/search", {})).json()) as Array<{ thread_id: string }>;
+    expect(listed.map((t) => t.thread_id)).toEqual([b.thread]);
+  });
+
   it("A still sees all of its own: thread, runs, files, upload, branch, transcript", async () => {
     expect((await A.json("GET", `/threads/${a.thread}`)).thread_id).toBe(a.thread);
     expect((await A.json("GET", `/threads/${a.thread}/runs`)).map((r: { run_id: string }) => r.run_id)).toEqual(expect.arrayContaining([a.run, a.liveRun]));
