@@ -107,7 +107,10 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
     log: options.log,
   });
   // a broken auth section (enabled without a secret) stops the start, with the fix in the message
-  auth.check();
+  const authAtStart = auth.check();
+  if (authAtStart.disabledBy === "env") {
+    options.log("[gateway] DEER_FLOW_AUTH_DISABLED=1: sign-in is off and every request is the admin 'default'. Do not use this on a shared or reachable server.");
+  }
   const ctx: GatewayContext = { options, stores, runs, runtime, auth };
 
   // No error handler of its own: Hono wraps every handler of a mounted app that has one in an extra compose (two

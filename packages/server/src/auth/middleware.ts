@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { HttpError } from "../http-error";
 import { normalizeOrigin } from "../security";
+import { TOKEN_PREFIX } from "./access-tokens";
 import type { RequestUser } from "./request-user";
 import { setRequestUser } from "./request-user";
 import { apiRelativePath, requiredScope, scopesAllow } from "./scopes";
@@ -90,11 +91,26 @@ export async function sessionUser(auth: AuthRuntime, token: string): Promise<Req
   return { id: user.id, email: user.email, systemRole: user.systemRole, needsSetup: user.needsSetup, oauthProvider: user.oauthProvider, source: "session" };
 }
 
+/**
+ * The personal access token of `Authorization: Bearer dfp_…`, if any. Any
+ * other `Authorization` (Basic auth of a reverse proxy, a proxy's own bearer
+ * token) is not ours: the session cookie decides, as if it were absent.
+ */
 function bearerOf(c: Context): string | undefined {
   const h = c.req.header("authorization");
   if (!h) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-  return m ? m[1] : "";
+  return m?.[1]?.startsWith(TOKEN_PREFIX) ? m[1] : undefined;
+}
+
+/** Answers of the auth routes carry credentials (a token's secret, the user): never cached by a proxy or browser. */
+function noStore(c: Context, rel: string): void {
+  if (!rel.startsWith("/v1/auth/")) return;
+  try {
+    if (!c.res.headers.has("cache-control")) c.res.headers.set("Cache-Control", "no-store");
+  } catch {
+    // a response with immutable headers (built elsewhere): the OIDC redirects set their own
+  }
 }
 
 /**
@@ -104,7 +120,8 @@ function bearerOf(c: Context): string | undefined {
  * - Auth disabled: every request is the synthetic default admin; no CSRF.
  * - `Authorization: Bearer dfp_…`: a personal access token (no cookies, so
  *   no CSRF); the route must be within the token's scopes (403 naming the
- *   scope needed).
+ *   scope needed). An unknown or revoked one is 401, never a fallback to
+ *   the request's cookies.
  * - Otherwise the session cookie: CSRF first (before anything is read or
  *   changed), then public auth routes pass (with the caller when the
  *   session is valid), and every other route needs a valid session (401
@@ -119,9 +136,10 @@ export function authMiddleware(auth: AuthRuntime, allowedOrigins: () => Readonly
     }
     const path = c.req.path;
     const method = c.req.method.toUpperCase();
+    const rel = apiRelativePath(path);
     const bearer = bearerOf(c);
     if (bearer !== undefined) {
-      const owner = bearer ? auth.users().tokens.resolve(bearer, auth.now()) : undefined;
+      const owner = auth.users().tokens.resolve(bearer, auth.now());
       if (!owner) {
         if (isPublicAuthRoute(method, path)) return next();
         throw new HttpError(401, { code: "token_invalid", message: "Invalid or revoked access token (Authorization: Bearer dfp_…)" }, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
@@ -136,9 +154,9 @@ export function authMiddleware(auth: AuthRuntime, allowedOrigins: () => Readonly
         );
       }
       setRequestUser(c, { ...owner.user, source: "token", scopes: owner.token.scopes });
-      return next();
+      await next();
+      return noStore(c, rel);
     }
-    const rel = apiRelativePath(path);
     if (STATE_CHANGING.has(method)) checkCsrf(c, rel, allowedOrigins);
     const token = readCookie(c, ACCESS_TOKEN_COOKIE);
     if (isPublicAuthRoute(method, path)) {
@@ -146,12 +164,14 @@ export function authMiddleware(auth: AuthRuntime, allowedOrigins: () => Readonly
         const user = await sessionUser(auth, token);
         if (!(user instanceof HttpError)) setRequestUser(c, user);
       }
-      return next();
+      await next();
+      return noStore(c, rel);
     }
     if (!token) throw unauthenticated("not_authenticated", "Authentication required");
     const user = await sessionUser(auth, token);
     if (user instanceof HttpError) throw user;
     setRequestUser(c, user);
-    return next();
+    await next();
+    noStore(c, rel);
   };
 }

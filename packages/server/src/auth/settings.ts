@@ -32,9 +32,15 @@ export interface AuthSettings {
 
 const NO_OIDC: OidcSettings = { enabled: false, frontend_base_url: null, providers: {} } as OidcSettings;
 
+/** `DEER_FLOW_ENV` or `ENVIRONMENT` is `prod`/`production` (DeerFlow's markers). */
+function isProduction(env: Record<string, string | undefined>): boolean {
+  return [env.DEER_FLOW_ENV, env.ENVIRONMENT].some((v) => ["prod", "production"].includes((v ?? "").trim().toLowerCase()));
+}
+
 /**
  * The effective auth settings of a config's `auth:` section.
- * `DEER_FLOW_AUTH_DISABLED=1` wins over `auth.enabled: true`.
+ * `DEER_FLOW_AUTH_DISABLED=1` wins over `auth.enabled: true` (except with
+ * `DEER_FLOW_ENV`/`ENVIRONMENT` = `production`, where it is ignored).
  * `registration_enabled` wins over DeerFlow's `local.allow_registration`;
  * with neither, registration is off (an admin adds accounts).
  *
@@ -48,7 +54,8 @@ export function resolveAuthSettings(section: AuthSection | null | undefined, env
   const sessionDays = s.session_days ?? 7;
   const oidc = { ...NO_OIDC, ...(s.oidc ?? {}) } as OidcSettings;
   const base = { registrationEnabled, sessionDays, oidc };
-  if (env.DEER_FLOW_AUTH_DISABLED === "1") return { ...base, enabled: false, disabledBy: "env", jwtSecret: null };
+  // as in DeerFlow, a deployment that declares itself production ignores the development switch
+  if (env.DEER_FLOW_AUTH_DISABLED === "1" && !isProduction(env)) return { ...base, enabled: false, disabledBy: "env", jwtSecret: null };
   if (s.enabled !== true) return { ...base, enabled: false, disabledBy: "config", jwtSecret: null };
   const secret = s.jwt_secret ?? null;
   if (!secret) {

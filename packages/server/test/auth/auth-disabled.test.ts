@@ -61,6 +61,11 @@ describe("auth settings", () => {
     expect(s({ local: { allow_registration: true } }).registrationEnabled).toBe(true);
     expect(s({ local: { allow_registration: true }, registration_enabled: false }).registrationEnabled).toBe(false);
   });
+  it("a production deployment (DEER_FLOW_ENV / ENVIRONMENT) ignores DEER_FLOW_AUTH_DISABLED=1", () => {
+    const on = { enabled: true, jwt_secret: "z".repeat(32) };
+    expect(resolveAuthSettings(on, { DEER_FLOW_AUTH_DISABLED: "1", DEER_FLOW_ENV: "production" }).enabled).toBe(true);
+    expect(resolveAuthSettings(on, { DEER_FLOW_AUTH_DISABLED: "1", ENVIRONMENT: "prod" }).enabled).toBe(true);
+  });
   it("no auth section = disabled by config; the env var = disabled by env", () => {
     expect(resolveAuthSettings(undefined, {})).toMatchObject({ enabled: false, disabledBy: "config" });
     expect(resolveAuthSettings({ enabled: true, jwt_secret: "z".repeat(32) }, { DEER_FLOW_AUTH_DISABLED: "1" })).toMatchObject({ enabled: false, disabledBy: "env" });

@@ -193,6 +193,23 @@ describe("sign-in routes (auth enabled)", () => {
     expect((await postLogin(gw.api, "boss@example.com", "a-brand-new-passphrase")).status).toBe(200);
   });
 
+  it("auth answers are never cached", async () => {
+    const admin = await initializeAdmin(gw.api);
+    expect((await admin.send("GET", "/v1/auth/me")).headers.get("cache-control")).toBe("no-store");
+    const t = await admin.send("POST", "/v1/auth/tokens", { name: "x", scopes: ["read"] });
+    expect(t.status).toBe(201);
+    expect(t.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("an Authorization header that is not a dfp_ token (a proxy's Basic auth) leaves the session cookie in charge", async () => {
+    const admin = await initializeAdmin(gw.api);
+    const withBasic = await fetch(`${gw.api}/v1/auth/me`, { headers: { cookie: admin.jar.header(), authorization: "Basic dXNlcjpwYXNz" } });
+    expect(withBasic.status).toBe(200);
+    const withoutCookie = await fetch(`${gw.api}/v1/auth/me`, { headers: { authorization: "Bearer some-proxy-token" } });
+    expect(withoutCookie.status).toBe(401);
+    expect((await withoutCookie.json()).detail.code).toBe("not_authenticated");
+  });
+
   it("providers lists none without OIDC", async () => {
     expect(await (await fetch(`${gw.api}/v1/auth/providers`)).json()).toEqual({ providers: [] });
   });

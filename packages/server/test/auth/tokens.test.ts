@@ -100,8 +100,8 @@ describe("personal access tokens", () => {
     expect((await res.json()).detail.code).toBe("token_invalid");
   });
 
-  it("an unknown or malformed bearer token is 401, never the session fallback", async () => {
-    for (const t of ["dfp_nope", "eyJhbGciOiJIUzI1NiJ9.e30.x", ""]) {
+  it("an unknown or malformed dfp_ token is 401, never a fallback to the request's session cookie", async () => {
+    for (const t of ["dfp_nope", `dfp_${"A".repeat(43)}`, `${runToken}x`, `dfp_${"x".repeat(300)}`]) {
       const res = await fetch(`${gw.api}/v1/auth/me`, { headers: { authorization: `Bearer ${t}`, cookie: user.jar.header() } });
       expect(res.status, t).toBe(401);
     }
