@@ -118,3 +118,6 @@ export const createUser = (body: { email: string; password: string; system_role:
 
 /** `PATCH users/{id} {system_role}` (admin; the last admin cannot be demoted). */
 export const setUserRole = (id: string, role: "admin" | "user", base = "") => jsonRequest<ListedUser>("PATCH", `${AUTH}/users/${encodeURIComponent(id)}`, { system_role: role }, base);
+
+/** `DELETE users/{id}` (admin; the last admin cannot be deleted). */
+export const deleteUser = (id: string, base = "") => jsonRequest<unknown>("DELETE", `${AUTH}/users/${encodeURIComponent(id)}`, undefined, base);

@@ -1,6 +1,6 @@
 import { useCallback, useState } from "react";
 import type { FormEvent } from "react";
-import { createUser, listUsers, setUserRole } from "../auth/api";
+import { createUser, deleteUser, listUsers, setUserRole } from "../auth/api";
 import type { ListedUser } from "../auth/api";
 import { newPasswordProblem } from "../auth/messages";
 import { useSession } from "../auth/session";
@@ -10,7 +10,8 @@ import { useRemote } from "../components/use-remote";
 
 /**
  * `#/users` (admins only): every account, creating one, and promoting or demoting between
- * `admin` and `user`. The gateway refuses to demote the last admin; its answer is shown as is.
+ * `admin` and `user`, deleting one (not yourself here). The gateway refuses to demote or delete
+ * the last admin; its answer is shown as is.
  */
 export function UsersPage({ onClose }: { onClose(): void }) {
   const session = useSession();
@@ -50,6 +51,21 @@ export function UsersPage({ onClose }: { onClose(): void }) {
       await setUserRole(u.id, target);
       // The app's view of this browser's own role changes with it.
       if (self) return location.reload();
+      users.setError(undefined);
+      await users.refresh();
+    } catch (err) {
+      users.setError((err as Error).message);
+    } finally {
+      setBusy(undefined);
+    }
+  };
+
+  const remove = async (u: ListedUser) => {
+    if (!confirm(`Delete the account ${u.email}? They can no longer sign in.`)) return;
+    setBusy(u.id);
+    try {
+      await deleteUser(u.id);
+      setNotice(`Deleted ${u.email}.`);
       users.setError(undefined);
       await users.refresh();
     } catch (err) {
@@ -126,7 +142,12 @@ export function UsersPage({ onClose }: { onClose(): void }) {
                     <td>
                       <button type="button" disabled={busy === u.id} onClick={() => void toggleRole(u)}>
                         {u.system_role === "admin" ? "Make user" : "Make admin"}
-                      </button>
+                      </button>{" "}
+                      {u.id !== session?.user.id && (
+                        <button type="button" aria-label={`Delete ${u.email}`} disabled={busy === u.id} onClick={() => void remove(u)}>
+                          Delete
+                        </button>
+                      )}
                     </td>
                   </tr>
                 ))}

@@ -167,7 +167,7 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     expect((await fetch(`${server.url}/api/v1/auth/me`, { headers: bearer })).status).toBe(401);
   });
 
-  it("an admin creates a user on the Users page and promotes and demotes them", async () => {
+  it("an admin creates a user on the Users page, promotes and demotes them, and deletes an account", async () => {
     const { page } = admin;
     await page.getByRole("button", { name: "Back to chat" }).click();
     await page.getByRole("button", { name: "Users" }).click();
@@ -184,6 +184,17 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     await shot(page, "users");
     await bob.getByRole("button", { name: "Make user" }).click();
     await page.locator(`[data-testid=user-row][data-email="${BOB.email}"][data-role=user]`).waitFor();
+
+    // A throwaway account is deleted again; the admin's own row has no Delete button.
+    await form.getByLabel("Email").fill("temp@example.com");
+    await form.getByLabel("Initial password").fill("spare-account-pass-3");
+    await form.getByRole("button", { name: "Create user" }).click();
+    await page.locator(`[data-testid=user-row][data-email="temp@example.com"]`).waitFor();
+    expect(await page.getByRole("button", { name: `Delete ${ADMIN.email}` }).count()).toBe(0);
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Delete temp@example.com" }).click();
+    await page.getByTestId("users-notice").filter({ hasText: "Deleted temp@example.com." }).waitFor();
+    expect(await page.locator(`[data-testid=user-row][data-email="temp@example.com"]`).count()).toBe(0);
   });
 
   it("every write the UI sent after setup carried X-CSRF-Token equal to the csrf_token cookie", async () => {
@@ -280,6 +291,12 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     await signIn(page, BOB);
     await page.waitForURL(`${server.url}/`);
     await page.getByRole("textbox", { name: "Message" }).waitFor();
+    // Where the SSO callback lands: its next is held to the same rule.
+    await page.goto(`${server.url}/auth/callback?next=${encodeURIComponent("/\\127.0.0.2:9/phish")}`);
+    await page.waitForURL(`${server.url}/`);
+    await page.goto(`${server.url}/auth/callback?next=${encodeURIComponent("/#/memory")}`);
+    await page.waitForURL(`${server.url}/#/memory`);
+    await page.getByRole("main", { name: "Memory" }).waitFor();
     expect(foreign).toEqual([]);
     await context.close();
   });
