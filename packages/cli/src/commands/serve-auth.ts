@@ -5,7 +5,7 @@
  */
 import type { AppConfig } from "../../../harness/src/config";
 import { resolveAuthSettings } from "../../../server/src";
-import type { AuthSettings } from "../../../server/src";
+import type { AuthSection, AuthSettings } from "../../../server/src";
 import { peekAccounts } from "../user-admin";
 
 /** Why sign-in is off, in the words of the fix. */
@@ -15,45 +15,47 @@ export function authOffReason(settings: AuthSettings): string {
     : "config.yaml has no `auth.enabled: true`";
 }
 
+const NO_SECTION: AuthSection = Object.freeze({});
+
 /**
- * The auth settings the gateway asks for (per request): those of the
- * runtime's current config, recomputed only when the config object changed.
+ * The `auth:` section the gateway reads (per request; it re-resolves the
+ * settings only when the section object changes): the runtime's current
+ * config, so an edit of config.yaml applies without a restart, and a broken
+ * edit makes the gateway answer 503 with the reason.
  *
  * When the bind address is reachable from other machines only because sign-in
- * is on (`pinnedOn`), an edit of config.yaml that turns it off, or breaks it,
- * keeps the last settings that had it on: a hot reload must not open the
- * agent to the network. Restarting `serve` applies the new rule (and its
- * host check).
+ * is on (`pinnedOn`), an edit that turns sign-in off keeps the last section
+ * that had it on: a hot reload must not open the agent to the network.
+ * Restarting `serve` applies the new rule (and its host check).
  */
-export function liveAuthSettings(opts: {
+export function liveAuthSection(opts: {
   config: () => AppConfig | undefined;
-  initial: AuthSettings;
   pinnedOn: boolean;
   env?: Record<string, string | undefined>;
   log: (message: string) => void;
-}): () => AuthSettings {
+}): () => AuthSection {
   const env = opts.env ?? process.env;
-  let lastConfig: AppConfig | undefined | null = null;
-  let current = opts.initial;
-  let warned = false;
+  // one object for "no section", so the gateway's per-section cache holds without a config
+  const current = (): AuthSection => opts.config()?.auth ?? NO_SECTION;
+  const initial = current();
+  if (!opts.pinnedOn) return current;
+  let lastOn = initial;
+  let seen = initial;
+  let turnsOff = false;
   return () => {
-    const config = opts.config();
-    if (config === lastConfig) return current;
-    lastConfig = config;
-    let next: AuthSettings;
-    try {
-      next = resolveAuthSettings(config?.auth, env);
-    } catch (err) {
-      opts.log(`[deerflow] config.yaml's auth section is invalid, sign-in keeps its previous settings: ${(err as Error).message}`);
-      return current;
+    const section = current();
+    if (section !== seen) {
+      seen = section;
+      try {
+        turnsOff = !resolveAuthSettings(section, env).enabled;
+      } catch {
+        // enabled but broken: the gateway refuses requests with the reason (503), it does not open up
+        turnsOff = false;
+      }
+      if (turnsOff) opts.log("[deerflow] config.yaml now turns sign-in off, but this server listens beyond loopback because sign-in was on: it stays on until `deerflow serve` restarts.");
+      else lastOn = section;
     }
-    if (opts.pinnedOn && !next.enabled) {
-      if (!warned) opts.log("[deerflow] config.yaml now turns sign-in off, but this server listens beyond loopback because sign-in was on: it stays on until `deerflow serve` restarts.");
-      warned = true;
-      return current;
-    }
-    current = next;
-    return current;
+    return turnsOff ? lastOn : section;
   };
 }
 

@@ -12,7 +12,7 @@ import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common"
 import { startDemoModel } from "../demo/demo-config";
 import type { Terminal } from "../io";
 import { ensureWebBuild, WEB_DIST } from "../web-build";
-import { authOffReason, liveAuthSettings, signInBanner } from "./serve-auth";
+import { authOffReason, liveAuthSection, signInBanner } from "./serve-auth";
 
 /** Help of `deerflow serve`. */
 export const SERVE_HELP = `Usage: deerflow serve [options]
@@ -132,7 +132,7 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
       host,
       quiet: true,
       demoMode: demo ? { configureCommand: demo.configureCommand } : null,
-      auth: liveAuthSettings({ config: () => runtime.config(), initial: auth, pinnedOn: exposed && auth.enabled, log: (m) => term.error(m) }),
+      auth: liveAuthSection({ config: () => runtime.config(), pinnedOn: exposed && auth.enabled, log: (m) => term.error(m) }),
     }));
   } catch (err) {
     await runtime.close();

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AppConfig } from "../../../harness/src/config";
 import { resolveAuthSettings } from "../../../server/src";
-import { liveAuthSettings } from "../../src/commands/serve-auth";
+import { liveAuthSection } from "../../src/commands/serve-auth";
 import { cleanEnv, runCli, startCli, stopChild, tempDir } from "../helpers";
 import type { ChildProcess } from "node:child_process";
 
@@ -116,33 +116,36 @@ describe("deerflow serve with sign-in", { timeout: 180_000 }, () => {
   });
 });
 
-describe("the auth settings serve hands the gateway", () => {
+describe("the auth section serve hands the gateway", () => {
   const on = { auth: { enabled: true, jwt_secret: SECRET } } as unknown as AppConfig;
   const off = { auth: { enabled: false } } as unknown as AppConfig;
   const broken = { auth: { enabled: true, jwt_secret: null } } as unknown as AppConfig;
 
-  it("follow config.yaml edits on loopback, recomputed only when the config changed", () => {
+  it("follows config.yaml edits on loopback (the same section object while the config is unchanged)", () => {
     let config = on;
-    const settings = liveAuthSettings({ config: () => config, initial: resolveAuthSettings(on.auth, {}), pinnedOn: false, env: {}, log: () => {} });
-    const first = settings();
-    expect(first.enabled).toBe(true);
-    expect(settings()).toBe(first);
+    const section = liveAuthSection({ config: () => config, pinnedOn: false, env: {}, log: () => {} });
+    expect(section()).toBe(on.auth);
+    expect(section()).toBe(section());
     config = off;
-    expect(settings().enabled).toBe(false);
+    expect(resolveAuthSettings(section(), {}).enabled).toBe(false);
   });
 
-  it("stay on when the bind is beyond loopback because sign-in was on (an edit cannot open the agent to the network)", () => {
+  it("stays on when the bind is beyond loopback because sign-in was on (an edit cannot open the agent to the network)", () => {
     let config = on;
     const logs: string[] = [];
-    const settings = liveAuthSettings({ config: () => config, initial: resolveAuthSettings(on.auth, {}), pinnedOn: true, env: {}, log: (m) => logs.push(m) });
+    const section = liveAuthSection({ config: () => config, pinnedOn: true, env: {}, log: (m) => logs.push(m) });
     config = off;
-    expect(settings().enabled).toBe(true);
+    expect(section()).toBe(on.auth);
+    expect(resolveAuthSettings(section(), {}).enabled).toBe(true);
     expect(logs.join("\n")).toContain("stays on until `deerflow serve` restarts");
+    // a broken edit is handed on: the gateway answers 503 with the reason, it does not open up
     config = broken;
-    expect(settings().enabled).toBe(true);
-    expect(logs.join("\n")).toContain("keeps its previous settings");
+    expect(section()).toBe(broken.auth);
+    expect(() => resolveAuthSettings(section(), {})).toThrow(/jwt_secret/);
     const registration = { auth: { enabled: true, jwt_secret: SECRET, registration_enabled: true } } as unknown as AppConfig;
     config = registration;
-    expect(settings().registrationEnabled).toBe(true);
+    expect(resolveAuthSettings(section(), {}).registrationEnabled).toBe(true);
+    config = off;
+    expect(section()).toBe(registration.auth);
   });
 });
