@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors";
 import { appConfigFromText, loadAppConfig } from "../../src/config";
@@ -21,11 +22,11 @@ function configError(fn: () => unknown): ConfigError {
   throw new Error("expected a ConfigError");
 }
 
-/** The commented `# auth:` block of DeerFlow's config.example.yaml, uncommented. */
-function deerflowAuthExample(text: string): string {
+/** The commented `# auth:` block of a config.example.yaml, uncommented. */
+function commentedAuthExample(text: string): string {
   const lines = text.split("\n");
   const start = lines.findIndex((l) => l === "# auth:");
-  expect(start, "DeerFlow's example has a commented auth: block").toBeGreaterThan(0);
+  expect(start, "the example has a commented auth: block").toBeGreaterThan(0);
   const block: string[] = [];
   for (const line of lines.slice(start)) {
     if (!line.startsWith("#")) break;
@@ -143,6 +144,14 @@ describe("config.yaml auth: section", () => {
     expect(auth(`auth:\n  jwt_secret: ${"x".repeat(32)}\n`).jwt_secret).toHaveLength(32);
   });
 
+  it("our config.example.yaml's commented auth block, uncommented, turns sign-in on with the secret from the environment", () => {
+    const ours = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../config.example.yaml");
+    const block = commentedAuthExample(readFileSync(ours, "utf8"));
+    const a = auth(`${block}\n`, { DEER_FLOW_JWT_SECRET: SECRET, KEYCLOAK_CLIENT_SECRET: "kc" });
+    expect(a).toMatchObject({ enabled: true, jwt_secret: SECRET, registration_enabled: false, session_days: 7 });
+    expect(a.oidc.providers.keycloak).toMatchObject({ client_id: "deerflow", client_secret: "kc", pkce_enabled: true });
+  });
+
   it("refuses a session_days that is not an integer", () => {
     expect(configError(() => auth("auth:\n  session_days: soon\n")).message).toContain("auth.session_days");
   });
@@ -157,7 +166,7 @@ describe.skipIf(!HAS_FIXTURES)("DeerFlow's example config with the auth section"
   });
 
   it("its commented auth example, uncommented, is valid here with the same meaning", () => {
-    const block = deerflowAuthExample(readFileSync(example, "utf8"));
+    const block = commentedAuthExample(readFileSync(example, "utf8"));
     expect(block).toContain("allow_registration: false");
     const a = auth(`${block}\n`, { KEYCLOAK_CLIENT_SECRET: "kc" });
     expect(a.local.allow_registration).toBe(false);
