@@ -19,12 +19,14 @@ import http from "node:http";
 import readline from "node:readline";
 
 const base = new URL(process.argv[2]);
+/** Sent with every request (`BENCH_CLIENT_HEADERS`, JSON): the session cookie and CSRF token, or a bearer token, when the bench runs with sign-in on. */
+const extraHeaders = JSON.parse(process.env.BENCH_CLIENT_HEADERS ?? "{}") as Record<string, string>;
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
 function request(method: string, path: string, body: string, onFirstByte?: () => void): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: base.hostname, port: base.port, method, path, agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      { host: base.hostname, port: base.port, method, path, agent, headers: { ...extraHeaders, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
       (res) => {
         let text = "";
         res.setEncoding("utf8");

@@ -15,7 +15,7 @@
  * mercy of the scheduler of a shared machine: it is timed `BENCH_STRESS_ROUNDS`
  * times per server and the round with the median wall time is reported.
  *
- * Env: BENCH_RUNS (200), BENCH_LATENCY_MS (100), BENCH_TYPICAL_LATENCY_MS
+ * Env: BENCH_AUTH (off | session | token: sign-in on, see {@link AUTH}), BENCH_RUNS (200), BENCH_LATENCY_MS (100), BENCH_TYPICAL_LATENCY_MS
  * (1000), BENCH_WARMUP_ROUNDS (5), BENCH_STRESS_ROUNDS (5), BENCH_PROFILE_DIR
  * (a CPU profile of the gateway for each stress round).
  * Last line: one JSON object; `runs`, `model_bound_s`, `wall_s`, `ratio`,
@@ -49,6 +49,12 @@ import { longThread } from "./long-thread";
 import { startReferenceServer } from "./reference-server";
 
 const RUNS = envInt("BENCH_RUNS", 200);
+/**
+ * `BENCH_AUTH`: `off` (default), `session` (sign-in on; the client sends the first admin's session cookie and
+ * CSRF token, as the web UI does) or `token` (sign-in on; a personal access token with scope `run`).
+ */
+const AUTH = (process.env.BENCH_AUTH ?? "off") as "off" | "session" | "token";
+if (!["off", "session", "token"].includes(AUTH)) throw new Error(`BENCH_AUTH must be off, session or token, got ${AUTH}`);
 const LATENCY = envInt("BENCH_LATENCY_MS", 100);
 const TYPICAL_LATENCY = envInt("BENCH_TYPICAL_LATENCY_MS", 1000);
 const WARMUP_ROUNDS = envInt("BENCH_WARMUP_ROUNDS", 5);
@@ -110,9 +116,12 @@ class LoadClient {
   private readonly replies: string[] = [];
   private waiting: ((line: string) => void) | undefined;
 
-  constructor(url: string) {
+  constructor(url: string, headers: Record<string, string>) {
     const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "client.ts");
-    this.child = spawn(process.execPath, ["--import", "tsx", script, url], { stdio: ["pipe", "pipe", "inherit"] });
+    this.child = spawn(process.execPath, ["--import", "tsx", script, url], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: { ...process.env, BENCH_CLIENT_HEADERS: JSON.stringify(headers) },
+    });
     readline.createInterface({ input: this.child.stdout }).on("line", (line) => {
       if (this.waiting) {
         const w = this.waiting;
@@ -238,6 +247,30 @@ interface StressResult extends PhaseResult {
   walls_s: number[];
 }
 
+/**
+ * With sign-in on: create the first admin and return the headers every bench request carries (its session cookie
+ * and CSRF token, or a `run` personal access token). Without: none.
+ */
+async function signIn(url: string): Promise<Record<string, string>> {
+  if (AUTH === "off") return {};
+  const res = await fetch(`${url}/api/v1/auth/initialize`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "bench@example.com", password: "bench-admin-passphrase" }),
+  });
+  if (res.status !== 201) throw new Error(`bench sign-in: initialize answered ${res.status} ${await res.text()}`);
+  const cookies = new Map(res.headers.getSetCookie().map((c) => c.split(";")[0]!.split("=") as [string, string]));
+  const session = { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join("; "), "x-csrf-token": cookies.get("csrf_token") ?? "" };
+  if (AUTH === "session") return session;
+  const minted = await fetch(`${url}/api/v1/auth/tokens`, {
+    method: "POST",
+    headers: { ...session, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench", scopes: ["run"] }),
+  });
+  if (minted.status !== 201) throw new Error(`bench sign-in: token answered ${minted.status} ${await minted.text()}`);
+  return { authorization: `Bearer ${((await minted.json()) as { token: string }).token}` };
+}
+
 /** The round of median wall time (the lower middle one for an even count). */
 function medianRound(rounds: PhaseResult[]): StressResult {
   const byWall = [...rounds].sort((a, b) => a.wall_s - b.wall_s);
@@ -245,8 +278,8 @@ function medianRound(rounds: PhaseResult[]): StressResult {
 }
 
 /** Warm a server up, then measure the stress (several rounds) and the typical latency. */
-async function measureServer(url: string, profile: boolean): Promise<{ stress: StressResult; typical: PhaseResult }> {
-  const client = new LoadClient(url);
+async function measureServer(url: string, profile: boolean, headers: Record<string, string> = {}): Promise<{ stress: StressResult; typical: PhaseResult }> {
+  const client = new LoadClient(url, headers);
   try {
     latencyMs = LATENCY;
     for (let i = 0; i < WARMUP_ROUNDS; i++) {
@@ -284,7 +317,7 @@ function walls(r: StressResult): void {
 
 async function main(): Promise<void> {
   console.log(
-    `gateway bench: ${RUNS} concurrent streaming runs, ${CALLS_PER_RUN} model calls each, ${WARMUP_ROUNDS} warm-up rounds per server, 2 cores shared with the client`,
+    `gateway bench: ${RUNS} concurrent streaming runs, ${CALLS_PER_RUN} model calls each, ${WARMUP_ROUNDS} warm-up rounds per server, 2 cores shared with the client, sign-in ${AUTH}`,
   );
 
   // The gateway first, so the peak RSS read after it is the gateway's.
@@ -292,11 +325,13 @@ async function main(): Promise<void> {
   const checkpointer = new SqliteCheckpointStore(path.join(dataDir, "deerflow.db"));
   const model = new ScriptedModel([step], { onExhausted: "repeat-last", recordRequests: false });
   const agent = createAgent({ model, tools: [lookup], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" });
-  const gateway = await createGateway({ dataDir, database: checkpointer.db, checkpointer, webDistDir: null, agentFactory: () => agent });
+  const auth = AUTH === "off" ? undefined : { enabled: true, jwt_secret: "bench-gateway-session-secret-0123456789abcdef" };
+  const gateway = await createGateway({ dataDir, database: checkpointer.db, checkpointer, webDistDir: null, agentFactory: () => agent, auth });
   const gatewayUrl = await gateway.start({ port: 0 });
+  const headers = await signIn(gatewayUrl);
   fullGc();
   const heapBefore = process.memoryUsage().heapUsed;
-  const ours = await measureServer(gatewayUrl, !!process.env.BENCH_PROFILE_DIR);
+  const ours = await measureServer(gatewayUrl, !!process.env.BENCH_PROFILE_DIR, headers);
   // Every run of the phases above finished within the replay window (reapAfterMs, 60 s): their
   // buffers, thread states in the checkpoint cache and records are all still held.
   fullGc();
@@ -305,7 +340,7 @@ async function main(): Promise<void> {
   const peakRss = process.resourceUsage().maxRSS * 1024;
   latencyMs = 0;
   const db = checkpointer.db;
-  const long = await longThread(gatewayUrl, () => Number(db.pragma("page_count", { simple: true })) * Number(db.pragma("page_size", { simple: true })), LONG_TURNS);
+  const long = await longThread(gatewayUrl, headers, () => Number(db.pragma("page_count", { simple: true })) * Number(db.pragma("page_size", { simple: true })), LONG_TURNS);
   await gateway.close();
   await checkpointer.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -383,6 +418,7 @@ async function main(): Promise<void> {
     long_turn_growth_with_values: r3(long.growth_with_values),
     long_db_kb_per_turn: Number((long.db_bytes_per_turn / 1024).toFixed(2)),
     failures,
+    auth: AUTH,
   });
   if (failures) process.exitCode = 1;
 }

@@ -21,8 +21,8 @@ export interface LongThreadResult {
   db_bytes_per_turn: number;
 }
 
-async function timeTurns(url: string, turns: number, modes: string[]): Promise<number[]> {
-  const created = await fetch(`${url}/api/langgraph/threads`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+async function timeTurns(url: string, headers: Record<string, string>, turns: number, modes: string[]): Promise<number[]> {
+  const created = await fetch(`${url}/api/langgraph/threads`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
   const { thread_id: tid } = (await created.json()) as { thread_id: string };
   const times: number[] = [];
   for (let i = 0; i < turns; i++) {
@@ -31,7 +31,7 @@ async function timeTurns(url: string, turns: number, modes: string[]): Promise<n
       stream_mode: modes,
     });
     const t0 = performance.now();
-    const res = await fetch(`${url}/api/langgraph/threads/${tid}/runs/stream`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const res = await fetch(`${url}/api/langgraph/threads/${tid}/runs/stream`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
     const text = await res.text();
     times.push(performance.now() - t0);
     if (res.status !== 200 || !text.endsWith("event: end\ndata: null\n\n") || text.includes("event: error")) {
@@ -45,11 +45,11 @@ async function timeTurns(url: string, turns: number, modes: string[]): Promise<n
  * Run the phase against a gateway (model latency must be 0). `dbBytes()`
  * gives the database's logical size (pages in use × page size).
  */
-export async function longThread(url: string, dbBytes: () => number, turns: number): Promise<LongThreadResult> {
+export async function longThread(url: string, headers: Record<string, string>, dbBytes: () => number, turns: number): Promise<LongThreadResult> {
   const before = dbBytes();
-  const lean = await timeTurns(url, turns, ["messages-tuple", "updates"]);
+  const lean = await timeTurns(url, headers, turns, ["messages-tuple", "updates"]);
   const afterLean = dbBytes();
-  const full = await timeTurns(url, turns, ["values", "messages-tuple", "updates", "custom"]);
+  const full = await timeTurns(url, headers, turns, ["values", "messages-tuple", "updates", "custom"]);
   const window = (xs: number[]) => ({ early: median(xs.slice(5, 15)), late: median(xs.slice(-10)) });
   const l = window(lean);
   const f = window(full);
