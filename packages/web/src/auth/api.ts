@@ -90,6 +90,10 @@ export async function loginLocal(email: string, password: string, rememberMe: bo
 export const initializeAdmin = (email: string, password: string, rememberMe: boolean, base = "") =>
   jsonRequest<AuthUser>("POST", `${AUTH}/initialize`, { email, password, remember_me: rememberMe }, base, { allowUnauthorized: true });
 
+/** `POST register`: a `user` account, signed in at once (403 `registration_disabled` unless the server allows it). */
+export const registerAccount = (email: string, password: string, rememberMe: boolean, base = "") =>
+  jsonRequest<AuthUser>("POST", `${AUTH}/register`, { email, password, remember_me: rememberMe }, base, { allowUnauthorized: true });
+
 /** `POST logout` (clears the session cookies). */
 export const logout = (base = "") => jsonRequest<unknown>("POST", `${AUTH}/logout`, undefined, base, { allowUnauthorized: true });
 

@@ -227,6 +227,8 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     await sso.waitFor();
     expect(await sso.textContent()).toBe("Continue with Corp SSO");
     expect(await sso.getAttribute("href")).toBe("/api/v1/auth/oauth/corp?next=%2F");
+    // Self-registration is off on this server: not offered.
+    expect(await page.getByRole("button", { name: "No account? Create one" }).count()).toBe(0);
     await page.getByRole("form", { name: "Sign in" }).getByLabel("Email").fill(ADMIN.email);
     await shot(page, "login");
     await page.getByRole("form", { name: "Sign in" }).getByLabel("Password").fill("not-the-password-9");
@@ -345,6 +347,52 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     await signIn(other.page, { email: ADMIN.email, password: changed });
     await other.page.getByRole("textbox", { name: "Message" }).waitFor();
     await other.context.close();
+  });
+});
+
+describe.skipIf(!hasChromium)("self-registration (headless Chromium, real gateway with auth on and registration_enabled)", () => {
+  const dist = fs.mkdtempSync(path.join(os.tmpdir(), "deerflow-web-register-dist-"));
+  let server: ScriptedGateway;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    buildWebDist(dist);
+    server = await startScriptedGateway(dist, { auth: authEnabledSection({ registration_enabled: true }) });
+    // The admin exists already (as after setup), so the login page is where visitors start.
+    const init = await fetch(`${server.url}/api/v1/auth/initialize`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) });
+    expect(init.status).toBe(201);
+    browser = await launch();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    fs.rmSync(dist, { recursive: true, force: true });
+  });
+
+  it("a visitor creates a user account from the login page and lands in the chat without admin pages", async () => {
+    const { page, context } = await newPage(browser);
+    await page.goto(`${server.url}/`);
+    await page.waitForURL(`${server.url}/login`);
+    await page.getByRole("button", { name: "No account? Create one" }).click();
+    const form = page.getByRole("form", { name: "Create an account" });
+    await form.getByLabel("Email").fill(ADMIN.email);
+    await form.getByLabel("Password", { exact: true }).fill("fresh-meadow-canvas-5");
+    await form.getByLabel("Confirm password").fill("fresh-meadow-canvas-5");
+    await form.getByRole("button", { name: "Create account" }).click();
+    // The admin's email is taken: the gateway's reason is shown.
+    await page.getByTestId("auth-error").waitFor();
+    expect(await page.getByTestId("auth-error").textContent()).toMatch(/already/i);
+    await form.getByLabel("Email").fill("carol@example.com");
+    await form.getByLabel("Password", { exact: true }).fill("fresh-meadow-canvas-5");
+    await form.getByLabel("Confirm password").fill("fresh-meadow-canvas-5");
+    await form.getByRole("button", { name: "Create account" }).click();
+    await page.waitForURL(`${server.url}/`);
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    const labels = await topBarLabels(page);
+    expect(labels).toEqual(expect.arrayContaining(["Account", "Sign out"]));
+    for (const hidden of ["Skills", "MCP", "Users"]) expect(labels).not.toContain(hidden);
+    await context.close();
   });
 });
 
