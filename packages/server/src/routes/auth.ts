@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
-import { AuthError, clearSession, clientAddress, emailKey, issueSession, maybeUserOf, passwordProblem, requireAdmin, TOKEN_SCOPES, userOf } from "../auth";
+import { AuthError, clearSession, clientAddress, emailKey, isSecureRequest, issueSession, maybeUserOf, passwordProblem, requireAdmin, TOKEN_SCOPES, userOf } from "../auth";
 import type { RequestUser, UserRecord } from "../auth";
 import { listOidcProviders, registerOidcRoutes } from "../auth/oidc";
 import type { GatewayContext } from "../context";
@@ -195,6 +195,7 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     settings: () => auth.settings(),
     users: () => auth.users(),
     issueSession: (c, user, { rememberMe }) => issue(c, sessionInfo(user), rememberMe),
+    isSecure: (c) => isSecureRequest(c, auth.proxies),
     now: () => auth.now(),
     log: ctx.options.log,
   });

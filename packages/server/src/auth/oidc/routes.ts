@@ -24,6 +24,12 @@ export interface OidcRouteDeps {
   users: () => OidcUserStore;
   /** Sign `user` in on this response (the auth core's `issueSession` with the current settings). */
   issueSession: (c: Context, user: UserRecord, opts: { rememberMe: boolean }) => unknown;
+  /**
+   * Whether this request reached the gateway over HTTPS, counting a trusted
+   * reverse proxy's `X-Forwarded-Proto` (the auth core's `isSecureRequest`).
+   * Used for the redirect URI derived from the request. Default: the request URL's scheme.
+   */
+  isSecure?: (c: Context) => boolean;
   /** Clock in milliseconds (state cookie age, ID token expiry). Default `Date.now`. */
   now?: () => number;
   log?: (message: string) => void;
@@ -124,9 +130,11 @@ export function registerOidcRoutes(app: Hono, deps: OidcRouteDeps): void {
     if (cfg.redirect_uri) return cfg.redirect_uri;
     const base = settings.oidc.frontend_base_url;
     if (base) return `${base.replace(/\/+$/, "")}/api/v1/auth/callback/${id}`;
-    // This request's own origin (its Host passed the request guard's allow-list) and mount (/api or /api/langgraph).
+    // This request's own origin (its Host passed the request guard's allow-list; https when a trusted proxy
+    // terminated TLS) and mount (/api or /api/langgraph).
     const url = new URL(c.req.url);
-    return `${url.origin}${url.pathname.replace(/\/oauth\/[^/]+\/?$/, `/callback/${id}`)}`;
+    const scheme = deps.isSecure?.(c) ? "https:" : url.protocol;
+    return `${scheme}//${url.host}${url.pathname.replace(/\/oauth\/[^/]+\/?$/, `/callback/${id}`)}`;
   };
 
   const cookieScope = (redirectUri: string) => {

@@ -10,22 +10,24 @@ import { JWT_SECRET } from "./sso-app";
 let idp: OidcProvider;
 let gw: TestGateway;
 
+/** Hand-written, so only the keys that matter here: the routes apply the config schema's defaults. */
+function gwAuth(): AuthSection {
+  return {
+    enabled: true,
+    jwt_secret: JWT_SECRET,
+    oidc: {
+      enabled: true,
+      frontend_base_url: null,
+      providers: {
+        corp: { display_name: "Corp SSO", issuer: idp.issuer, client_id: DEFAULT_OIDC_TEST_CLIENT.clientId, client_secret: DEFAULT_OIDC_TEST_CLIENT.clientSecret },
+      },
+    },
+  } as unknown as AuthSection;
+}
+
 beforeAll(async () => {
   idp = await startOidcProvider({ users: { carol: { sub: "sub-carol", email: "carol@example.com" } }, defaultUser: "carol" });
-  gw = await startTestGateway({
-    // Hand-written, so only the keys that matter here: the routes apply the config schema's defaults.
-    auth: {
-      enabled: true,
-      jwt_secret: JWT_SECRET,
-      oidc: {
-        enabled: true,
-        frontend_base_url: null,
-        providers: {
-          corp: { display_name: "Corp SSO", issuer: idp.issuer, client_id: DEFAULT_OIDC_TEST_CLIENT.clientId, client_secret: DEFAULT_OIDC_TEST_CLIENT.clientSecret },
-        },
-      },
-    } as unknown as AuthSection,
-  });
+  gw = await startTestGateway({ auth: gwAuth() });
 });
 afterAll(async () => {
   await gw?.close();
@@ -62,6 +64,22 @@ describe("OIDC through the gateway", () => {
       body: "{}",
     });
     expect(created.status).toBe(200);
+  });
+
+  it("derives an https redirect URI (and a Secure state cookie) only from a trusted proxy's X-Forwarded-Proto", async () => {
+    const start = async (g: TestGateway) => {
+      const res = await fetch(`${g.url}/api/v1/auth/oauth/corp`, { redirect: "manual", headers: { "x-forwarded-proto": "https" } });
+      expect(res.status).toBe(302);
+      const cookie = res.headers.getSetCookie().find((c) => c.startsWith("df_oidc_state_corp="))!;
+      return { redirectUri: new URL(res.headers.get("location")!).searchParams.get("redirect_uri"), secure: /; Secure/.test(cookie) };
+    };
+    expect(await start(gw)).toEqual({ redirectUri: `${gw.url}/api/v1/auth/callback/corp`, secure: false });
+    const behindProxy = await startTestGateway({ auth: gwAuth(), trustedProxies: "127.0.0.1" });
+    try {
+      expect(await start(behindProxy)).toEqual({ redirectUri: `${behindProxy.url.replace("http:", "https:")}/api/v1/auth/callback/corp`, secure: true });
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   it("a browser session (remember_me=false) gets cookies without Max-Age", async () => {
