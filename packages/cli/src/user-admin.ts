@@ -80,9 +80,33 @@ export async function loadUserAdmin(dataDir: string): Promise<UserAdmin> {
   return wrap(openUserStore(dataDir));
 }
 
+/** Whether the data dir has an account store (`auth.db`) yet. */
+export function hasAccountStore(dataDir: string): boolean {
+  return existsSync(authDbPath(dataDir));
+}
+
+/** A read-only view of a data dir that has no account store yet (nothing is created). */
+export function emptyUserAdmin(): UserAdmin {
+  const none = (): never => {
+    throw new AccountRefusedError("this data dir has no accounts yet.");
+  };
+  return {
+    find: () => undefined,
+    list: () => [],
+    countAdmins: () => 0,
+    passwordProblem,
+    create: async () => none(),
+    setPassword: async () => none(),
+    setRole: () => none(),
+    tokenCount: () => 0,
+    revokeTokens: () => 0,
+    close: () => undefined,
+  };
+}
+
 /** Accounts of a data dir without creating anything: `undefined` when it has no `auth.db` yet. */
 export function peekAccounts(dataDir: string): { users: number; admins: number } | undefined {
-  if (!existsSync(authDbPath(dataDir))) return undefined;
+  if (!hasAccountStore(dataDir)) return undefined;
   const store = openUserStore(dataDir);
   try {
     return { users: store.list().length, admins: store.countAdmins() };

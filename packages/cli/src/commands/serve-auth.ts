@@ -12,7 +12,7 @@ import { peekAccounts } from "../user-admin";
 export function authOffReason(settings: AuthSettings): string {
   return settings.disabledBy === "env"
     ? "DEER_FLOW_AUTH_DISABLED=1 is set, which turns it off whatever config.yaml says"
-    : "config.yaml has no `auth.enabled: true`";
+    : "the config has no `auth.enabled: true`";
 }
 
 const NO_SECTION: AuthSection = Object.freeze({});

@@ -55,7 +55,7 @@ export async function checkServeHost(host: string, allowUnauthenticated: boolean
     "anyone who can connect can run the agent and its tools, read and upload every thread's files, add MCP servers " +
     "(which start commands on this machine), install skills and rewrite memory";
   if (!allowUnauthenticated) {
-    const off = auth ? authOffReason(auth) : "config.yaml has no `auth.enabled: true`";
+    const off = auth ? authOffReason(auth) : "the config has no `auth.enabled: true`";
     throw new UsageError(
       `Refusing to listen on ${where}: other machines can reach it, and sign-in is off (${off}), so ${opens}. ` +
         (auth?.disabledBy === "env"

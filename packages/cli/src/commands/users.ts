@@ -1,7 +1,7 @@
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
 import { readNewPassword } from "../password-input";
-import { AccountRefusedError, authStateNote, checkEmail, loadUserAdmin } from "../user-admin";
+import { AccountRefusedError, authStateNote, checkEmail, emptyUserAdmin, hasAccountStore, loadUserAdmin } from "../user-admin";
 import type { UserAdmin } from "../user-admin";
 
 /** Help of `deerflow users`. */
@@ -93,7 +93,8 @@ export async function usersCommand(argv: string[], term: Terminal): Promise<numb
     if (rest.length !== 2 || !["admin", "user"].includes(rest[1])) throw new UsageError("usage: deerflow users set-role EMAIL admin|user", "users");
   }
   const email = sub === "list" ? "" : emailArg(sub, sub === "set-role" ? rest.slice(0, 1) : rest);
-  const admin = await loadUserAdmin(common.dataDir);
+  // listing a data dir without accounts must not create auth.db there
+  const admin = sub === "list" && !hasAccountStore(common.dataDir) ? emptyUserAdmin() : await loadUserAdmin(common.dataDir);
   try {
     switch (sub) {
       case "add":

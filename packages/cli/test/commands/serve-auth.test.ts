@@ -79,7 +79,7 @@ describe("deerflow serve with sign-in", { timeout: 180_000 }, () => {
     const off = tempDir();
     expect((await runCli([...INIT, "--no-auth", "--yes"], { cwd: off, env })).code).toBe(0);
     const a = await serve(off, /Sign-in: [^\n]*\n/);
-    expect(a.output()).toContain("Sign-in: off (config.yaml has no `auth.enabled: true`)");
+    expect(a.output()).toContain("Sign-in: off (the config has no `auth.enabled: true`)");
     const on = tempDir();
     expect((await runCli([...INIT, "--auth", "--yes"], { cwd: on, env })).code).toBe(0);
     const b = await serve(on, /DeerFlow is running at (http:\S+)\nSign-in: [^\n]*\n/, { DEER_FLOW_AUTH_DISABLED: "1" });

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openUserStore } from "../../../server/src/auth/user-store";
@@ -51,6 +51,19 @@ describe("deerflow users", { timeout: 120_000 }, () => {
     expect(Date.parse(json[0].created_at as string)).not.toBeNaN();
     expect(json[0].id).toBe(s.getByEmail("alice@example.org")!.id);
     expect(JSON.stringify(json)).not.toContain("scrypt");
+  });
+
+  it("list of a fresh data dir creates nothing; add notes when the config it finds has sign-in off", async () => {
+    const dir = tempDir();
+    const empty = await users(dir, ["list", "--json"]);
+    expect(empty.code).toBe(0);
+    expect(JSON.parse(empty.stdout)).toEqual([]);
+    expect(existsSync(path.join(dir, ".deer-flow"))).toBe(false);
+    writeFileSync(path.join(dir, "config.yaml"), "config_version: 34\n");
+    const add = await users(dir, ["add", "dan@example.org", "--password-stdin"], PASSWORD);
+    expect(add.code).toBe(0);
+    expect(add.stderr).toContain("sign-in is off in");
+    expect(add.stderr).toContain("deerflow init");
   });
 
   it("uses --data-dir exactly as serve does (relative to the working directory)", async () => {
