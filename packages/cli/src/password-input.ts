@@ -112,7 +112,11 @@ export interface NewPasswordOptions {
  */
 export async function readNewPassword(opts: NewPasswordOptions): Promise<string> {
   const streams = opts.streams ?? defaultStreams();
-  if (opts.fromStdin) return passwordFromStdinText(await readAllStdin(streams.input), opts.command, opts.rule);
+  if (opts.fromStdin) {
+    // typed into a terminal, the password would be echoed on screen: the hidden prompt is the way there
+    if (streams.input.isTTY) throw new UsageError("--password-stdin reads a pipe, but stdin is a terminal: leave the flag out to be asked at a hidden prompt.", opts.command);
+    return passwordFromStdinText(await readAllStdin(streams.input), opts.command, opts.rule);
+  }
   if (!streams.input.isTTY) {
     throw new UsageError(
       "no terminal to ask for the password. Pipe it instead: `printf '%s\\n' \"$PASSWORD\" | deerflow " +

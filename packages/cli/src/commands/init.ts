@@ -265,9 +265,9 @@ export async function initCommand(argv: string[], term: Terminal): Promise<numbe
       }
     }
     if (envText !== existingEnv || !existsSync(envFile)) {
+      // `mode` applies only to a new file; .env holds secrets, so an older one is tightened first, before a new secret lands in it
+      if (existsSync(envFile)) chmodSync(envFile, 0o600);
       writeFileSync(envFile, envText, { mode: 0o600 });
-      // `mode` applies only to a new file; .env holds secrets, so an older one is tightened too
-      chmodSync(envFile, 0o600);
     }
     if (auth && !wroteConfig) {
       term.line(term.style("yellow", `${configFile} was kept, so sign-in is not on yet: add \`auth: {enabled: true, jwt_secret: $${JWT_SECRET_VAR}}\` to it.`));

@@ -189,6 +189,14 @@ describe("deerflow users on a terminal", { timeout: 120_000 }, () => {
     expect(await store(dir).verifyCredentials("alice@example.org", PASSWORD)).not.toBeNull();
   });
 
+  it("--password-stdin on a terminal is refused (the password would be echoed); the prompt is the way there", async () => {
+    const dir = tempDir();
+    const r = await runCliOnTty(["users", "add", "alice@example.org", "--password-stdin"], [], { cwd: dir, env });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain("--password-stdin reads a pipe, but stdin is a terminal");
+    expect(store(dir).list()).toEqual([]);
+  });
+
   it("Ctrl-C at the prompt cancels (exit 130) and creates nothing", async () => {
     const dir = tempDir();
     const r = await runCliOnTty(["users", "add", "alice@example.org"], [{ expect: "Password for alice@example.org: ", send: "abc\u0003" }], { cwd: dir, env });
