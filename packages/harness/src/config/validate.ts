@@ -31,11 +31,15 @@ function describeValue(v: unknown): string {
 /** Keys whose values are secrets: an error about them never repeats the value (it would land in logs). */
 const SECRET_KEY = /(^|_)(secret|password|api_key|token)$/i;
 
+function isSecretIssue(issue: z.core.$ZodIssue): boolean {
+  const last = issue.path[issue.path.length - 1];
+  return typeof last === "string" && SECRET_KEY.test(last) && typeof (issue as { input?: unknown }).input === "string";
+}
+
 function issueText(issue: z.core.$ZodIssue): ConfigIssue {
   const keyPath = formatKeyPath(issue.path);
-  const last = issue.path[issue.path.length - 1];
   const raw = (issue as { input?: unknown }).input;
-  const input = typeof last === "string" && SECRET_KEY.test(last) && typeof raw === "string" ? new HiddenSecret(raw.length) : raw;
+  const input = isSecretIssue(issue) ? new HiddenSecret((raw as string).length) : raw;
   switch (issue.code) {
     case "invalid_type": {
       const expected = String(issue.expected);
@@ -64,6 +68,8 @@ export function validateConfig<T extends z.ZodType>(schema: T, data: unknown, fi
   const result = schema.safeParse(data, { reportInput: true });
   if (result.success) return result.data;
   const issues = result.error.issues.map(issueText);
+  // the zod error travels as `cause` (printed with the error): it must not carry a secret's value either
+  for (const issue of result.error.issues) if (isSecretIssue(issue)) delete (issue as { input?: unknown }).input;
   const lines = issues.slice(0, 20).map((i) => `  - ${i.keyPath}: ${i.message}`);
   if (issues.length > 20) lines.push(`  … and ${issues.length - 20} more`);
   throw new ConfigError(`Invalid configuration in ${file}:\n${lines.join("\n")}`, {

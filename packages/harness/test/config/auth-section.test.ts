@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors";
 import { appConfigFromText, loadAppConfig } from "../../src/config";
@@ -139,6 +140,8 @@ describe("config.yaml auth: section", () => {
       expect(e.message).toContain("at least 32 characters");
       expect(e.message).not.toContain(short);
       expect(JSON.stringify((e.details as { issues: unknown }).issues)).not.toContain(short);
+      // nor the error as printed (its cause included)
+      expect(inspect(e, { depth: 20 })).not.toContain(short);
     }
     // 32 characters is enough
     expect(auth(`auth:\n  jwt_secret: ${"x".repeat(32)}\n`).jwt_secret).toHaveLength(32);
