@@ -20,6 +20,8 @@ export function validateNextPath(raw: string | null | undefined, origin: string)
   if (!raw.startsWith("/") || raw.startsWith("//")) return undefined;
   // Browsers read a backslash as a slash (`/\evil.example` is `//evil.example`) and strip tabs/newlines.
   if (/[\\\s\u0000-\u001f\u007f]/.test(raw)) return undefined;
+  // `/%2F…` or `/%5C…` decodes into `//…` or `/\…` in some routers (the gateway's own check refuses it too).
+  if (/^\/%(2f|5c)/i.test(raw)) return undefined;
   let url: URL;
   try {
     url = new URL(raw, origin);

@@ -15,6 +15,8 @@ describe("next path after sign-in", () => {
     ["backslash read as a slash", "/\\evil.example"],
     ["tab stripped by the URL parser", "/\t/evil.example"],
     ["newline", "/\n/evil.example"],
+    ["percent-encoded slash after the first", "/%2F%2Fevil.example"],
+    ["percent-encoded backslash after the first", "/%5cevil.example"],
     ["javascript: URL", "javascript:alert(1)"],
     ["data: URL", "data:text/html,<script>alert(1)</script>"],
     ["relative path without a slash", "evil.example"],

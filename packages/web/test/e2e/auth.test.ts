@@ -11,6 +11,8 @@ import path from "node:path";
 import os from "node:os";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_OIDC_TEST_CLIENT, startOidcProvider } from "@deerflow/server/testing";
+import type { OidcProvider } from "@deerflow/server/testing";
 import { buildWebDist, CHROMIUM, chromiumAvailable, WEB_ROOT } from "./browser";
 import { authEnabledSection, startScriptedGateway, type ScriptedGateway } from "./scripted-gateway";
 
@@ -392,6 +394,49 @@ describe.skipIf(!hasChromium)("self-registration (headless Chromium, real gatewa
     const labels = await topBarLabels(page);
     expect(labels).toEqual(expect.arrayContaining(["Account", "Sign out"]));
     for (const hidden of ["Skills", "MCP", "Users"]) expect(labels).not.toContain(hidden);
+    await context.close();
+  });
+});
+
+describe.skipIf(!hasChromium)("single sign-on from the login page (headless Chromium, real gateway, local OIDC provider double)", () => {
+  const dist = fs.mkdtempSync(path.join(os.tmpdir(), "deerflow-web-sso-dist-"));
+  let idp: OidcProvider;
+  let server: ScriptedGateway;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    buildWebDist(dist);
+    idp = await startOidcProvider({ users: { dana: { sub: "sub-dana", email: "dana@example.com" } }, defaultUser: "dana" });
+    const { clientId, clientSecret } = DEFAULT_OIDC_TEST_CLIENT;
+    server = await startScriptedGateway(dist, {
+      auth: authEnabledSection({ oidc: { enabled: true, providers: { corp: { display_name: "Corp SSO", issuer: idp.issuer, client_id: clientId, client_secret: clientSecret } } } }),
+    });
+    const init = await fetch(`${server.url}/api/v1/auth/initialize`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) });
+    expect(init.status).toBe(201);
+    browser = await launch();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await idp?.close();
+    fs.rmSync(dist, { recursive: true, force: true });
+  });
+
+  it("Continue with … goes to the provider and back, signed in, to where the user was", async () => {
+    const { page, context } = await newPage(browser);
+    await page.goto(`${server.url}/#/memory`);
+    await page.waitForURL(`${server.url}/login?next=${encodeURIComponent("/#/memory")}`);
+    await page.getByTestId("sso-button").click();
+    await page.waitForURL(`${server.url}/#/memory`);
+    await page.getByRole("main", { name: "Memory" }).waitFor();
+    await page.getByRole("button", { name: "Back to chat" }).click();
+    await page.getByRole("button", { name: "Account" }).click();
+    await page.getByTestId("account-email").waitFor();
+    expect(await page.getByTestId("account-email").textContent()).toBe("dana@example.com");
+    // An SSO account has no password here to change.
+    expect(await page.getByRole("form", { name: "Change password" }).count()).toBe(0);
+    await page.getByText("its password is managed there").waitFor();
     await context.close();
   });
 });
