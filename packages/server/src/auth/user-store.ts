@@ -313,8 +313,16 @@ export class UserStore {
   }
 }
 
-/** Open (creating if needed) `{dataDir}/auth.db`. */
+/**
+ * Open (creating if needed) `{dataDir}/auth.db`. The file holds password and
+ * token hashes, so it is readable by the service's user only (mode 0600, also
+ * when an older file was more open); SQLite gives its `-wal` and `-shm`
+ * files the same mode.
+ */
 export function openUserStore(dataDir: string): UserStore {
   fs.mkdirSync(dataDir, { recursive: true });
-  return new UserStore(new Database(authDbPath(dataDir)));
+  const file = authDbPath(dataDir);
+  fs.closeSync(fs.openSync(file, "a", 0o600));
+  fs.chmodSync(file, 0o600);
+  return new UserStore(new Database(file));
 }

@@ -19,6 +19,18 @@ describe("UserStore", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it("auth.db and its WAL files are readable by the service's user only, also when an older file was open to all", async () => {
+    await store.create({ email: "mode@example.com", password: PW, systemRole: "user" });
+    const mode = (f: string) => fs.statSync(path.join(dir, f)).mode & 0o777;
+    expect(mode("auth.db")).toBe(0o600);
+    for (const f of ["auth.db-wal", "auth.db-shm"]) if (fs.existsSync(path.join(dir, f))) expect(mode(f)).toBe(0o600);
+    store.close();
+    fs.chmodSync(path.join(dir, "auth.db"), 0o644);
+    store = openUserStore(dir);
+    expect(mode("auth.db")).toBe(0o600);
+    expect(store.getByEmail("mode@example.com")).toBeTruthy();
+  });
+
   it("keeps emails unique case-insensitively and finds them in any case", async () => {
     const u = await store.create({ email: "Alice@Example.org", password: PW, systemRole: "user" });
     expect(store.getByEmail("alice@example.ORG")?.id).toBe(u.id);
