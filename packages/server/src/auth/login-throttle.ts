@@ -18,7 +18,7 @@ export class LoginThrottle {
   private readonly clearStmt: Database.Statement;
   private readonly pruneStmt: Database.Statement;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.lockedStmt = db.prepare("SELECT locked_until FROM login_failures WHERE account = ? AND address = ? AND locked_until > ?");
     // one atomic statement: two processes recording at once both count. A lock that has run out starts a fresh count.
     this.failStmt = db.prepare(`
@@ -39,6 +39,26 @@ export class LoginThrottle {
   lockedFor(account: string, address: string, now: number): number {
     const r = this.lockedStmt.get(account, address, now) as { locked_until: number } | undefined;
     return r ? r.locked_until - now : 0;
+  }
+
+  /**
+   * Start a password check of the pair: 0 when it may go ahead (the attempt
+   * is counted now, as a failure until {@link clear} says otherwise), else
+   * the milliseconds it stays locked. Counting before the slow password hash
+   * rather than after it matters: checks sent at once would all pass a
+   * "locked?" look taken before any of them had failed, and each would get
+   * its guess. One immediate transaction, so processes sharing the database
+   * cannot interleave between the look and the count either.
+   */
+  begin(account: string, address: string, now: number): number {
+    return this.db
+      .transaction(() => {
+        const locked = this.lockedFor(account, address, now);
+        if (locked > 0) return locked;
+        this.recordFailure(account, address, now);
+        return 0;
+      })
+      .immediate();
   }
 
   /** Count a failure; returns the milliseconds of lockout it started (0 while under the limit). */

@@ -115,13 +115,11 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     const store = auth.users();
     const account = emailKey(form.username);
     const address = clientAddress(c, auth.proxies);
-    const locked = store.throttle.lockedFor(account, address, auth.now());
+    // counted before the password check (see LoginThrottle.begin): parallel guesses get no extra tries
+    const locked = store.throttle.begin(account, address, auth.now());
     if (locked > 0) throw new HttpError(429, "Too many login attempts. Try again later.", { "Retry-After": String(Math.ceil(locked / 1000)) });
     const user = await store.verifyCredentials(form.username, form.password);
-    if (!user) {
-      store.throttle.recordFailure(account, address, auth.now());
-      throw authDetail(401, "invalid_credentials", "Incorrect email or password");
-    }
+    if (!user) throw authDetail(401, "invalid_credentials", "Incorrect email or password");
     store.throttle.clear(account, address);
     const expiresIn = await issue(c, sessionInfo(user), form.rememberMe);
     return c.json({ expires_in: expiresIn, needs_setup: user.needsSetup });
@@ -170,12 +168,10 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     if (!account.hasPassword) throw authDetail(400, "invalid_credentials", "OAuth users cannot change password");
     const address = clientAddress(c, auth.proxies);
     const key = emailKey(account.email);
-    const locked = store.throttle.lockedFor(key, address, auth.now());
+    const locked = store.throttle.begin(key, address, auth.now());
     if (locked > 0) throw new HttpError(429, "Too many login attempts. Try again later.", { "Retry-After": String(Math.ceil(locked / 1000)) });
-    if (!(await store.checkPassword(account.id, body.current_password))) {
-      store.throttle.recordFailure(key, address, auth.now());
-      throw authDetail(400, "invalid_credentials", "Current password is incorrect");
-    }
+    if (!(await store.checkPassword(account.id, body.current_password))) throw authDetail(400, "invalid_credentials", "Current password is incorrect");
+    store.throttle.clear(key, address);
     if (body.new_email != null) await mapped(() => store.setEmail(account.id, body.new_email!, { completeSetup: account.needsSetup }));
     const version = await mapped(() => store.setPassword(account.id, body.new_password));
     if (caller.source === "session") await issue(c, { id: account.id, tokenVersion: version }, body.remember_me ?? undefined);
