@@ -30,6 +30,9 @@ export function validateNextPath(raw: string | null | undefined, origin: string)
   }
   if (url.origin !== new URL(origin).origin) return undefined;
   const p = url.pathname;
+  // What is returned is the parser's normalised path: dot segments fold (`/.//evil`, `/a/..//evil` become
+  // `//evil`), so the result is held to the leading-`//` rule again, or `location.assign` would leave the site.
+  if (p.startsWith("//")) return undefined;
   if (p === "/api" || p.startsWith("/api/") || p === "/health") return undefined;
   if (AUTH_PATHS.some((a) => p === a || p.startsWith(`${a}/`))) return undefined;
   return `${url.pathname}${url.search}${url.hash}`;

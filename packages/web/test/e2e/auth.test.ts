@@ -298,6 +298,9 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     // Where the SSO callback lands: its next is held to the same rule.
     await page.goto(`${server.url}/auth/callback?next=${encodeURIComponent("/\\127.0.0.2:9/phish")}`);
     await page.waitForURL(`${server.url}/`);
+    // A dot segment the URL parser folds into `//host`.
+    await page.goto(`${server.url}/auth/callback?next=${encodeURIComponent("/.//127.0.0.2:9/phish")}`);
+    await page.waitForURL(`${server.url}/`);
     await page.goto(`${server.url}/auth/callback?next=${encodeURIComponent("/#/memory")}`);
     await page.waitForURL(`${server.url}/#/memory`);
     await page.getByRole("main", { name: "Memory" }).waitFor();
