@@ -59,8 +59,13 @@ const DEFAULT_STREAM_IDLE_MS = 60_000;
 const MAX_DETAIL_CHARS = 1000;
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
+/**
+ * Whether packets to `hostname` stay on this machine. Only `localhost` (the hosts file's) and literal loopback
+ * addresses count: a `*.localhost` name is handed to the system resolver like any other, and where that is
+ * "files dns" (the usual Linux setup) a DNS answer, which anyone on the path can forge, decides where it goes.
+ */
 function isLoopback(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname) || hostname.endsWith(".localhost");
+  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 /** The base URL, checked: http(s), no credentials, query or fragment; no trailing slash. */

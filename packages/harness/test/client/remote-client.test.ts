@@ -301,6 +301,10 @@ describe("RemoteDeerFlowClient errors", () => {
   it("checks its options before sending anything", () => {
     expect(() => new RemoteDeerFlowClient({ baseUrl: "http://deerflow.example.com", token: TOKEN })).toThrow(/plain http:\/\/ to deerflow\.example\.com/);
     expect(new RemoteDeerFlowClient({ baseUrl: "http://deerflow.example.com", token: TOKEN, allowInsecureHttp: true }).baseUrl).toBe("http://deerflow.example.com");
+    // A *.localhost name is resolved by the system resolver (DNS on a "files dns" host), not pinned to loopback.
+    expect(() => new RemoteDeerFlowClient({ baseUrl: "http://gateway.localhost:2026", token: TOKEN })).toThrow(/plain http:\/\/ to gateway\.localhost/);
+    expect(new RemoteDeerFlowClient({ baseUrl: "http://localhost:2026", token: TOKEN }).baseUrl).toBe("http://localhost:2026");
+    expect(new RemoteDeerFlowClient({ baseUrl: "http://[::1]:2026", token: TOKEN }).baseUrl).toBe("http://[::1]:2026");
     expect(new RemoteDeerFlowClient({ baseUrl: "https://example.com/deerflow//", token: TOKEN }).baseUrl).toBe("https://example.com/deerflow");
     expect(() => new RemoteDeerFlowClient({ baseUrl: "http://u:p@127.0.0.1:1" })).toThrow(ValidationError);
     expect(() => new RemoteDeerFlowClient({ baseUrl: "ftp://127.0.0.1" })).toThrow(/http:\/\/ or https:\/\//);
