@@ -382,8 +382,11 @@ export class McpPool {
         conn = s.shared;
       }
     } catch (err) {
-      // The server cannot be started any more: withdraw its tools and retry in the background.
-      if (err instanceof McpError && err.code !== "mcp_config_invalid") this.fail(gen, s, err);
+      // A stdio session is one user's thread: its failure (whose stderr can quote that thread's files) is
+      // answered to that call only, never made the server's status, which every user reads and every
+      // later call quotes; other threads' sessions start on their own. The shared connection of a remote
+      // server is everyone's: it failing means the server cannot be reached, so withdraw its tools and retry.
+      if (s.kind !== "stdio" && err instanceof McpError && err.code !== "mcp_config_invalid") this.fail(gen, s, err);
       return { content: `Error: ${errorMessage(err)}`, status: "error" };
     }
     try {
