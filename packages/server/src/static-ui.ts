@@ -15,6 +15,17 @@ export const WEB_BUILD_COMMAND = "npm run build:web";
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 /**
+ * On every UI answer: no page of any origin may frame the UI. Signed in, its pages create tokens, change
+ * roles and delete accounts with one click, and a page of the same site (another port of this host, a
+ * sibling subdomain) gets the SameSite=Lax session cookie into its frames, so a transparent frame under
+ * its own button would make those clicks for it. The UI never frames itself (its previews are `srcdoc`).
+ */
+export const UI_FRAME_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": "frame-ancestors 'none'",
+});
+
+/**
  * The page served at `/` (and every SPA route) while the web UI is not
  * built: it says what to run instead of leaving the user at a bare 404. The
  * API keeps working.
@@ -49,7 +60,7 @@ export function registerStaticUi(app: Hono, dir: string): void {
     if (!fs.existsSync(path.join(root, "index.html"))) {
       // A page route (no file extension) gets instructions; a missing asset stays a 404.
       if (path.extname(pathname)) return next();
-      return c.html(webUiMissingPage(root), 503, { "Cache-Control": "no-store" });
+      return c.html(webUiMissingPage(root), 503, { "Cache-Control": "no-store", ...UI_FRAME_HEADERS });
     }
     let file = path.resolve(root, "." + pathname);
     const inside = file === root || file.startsWith(root + path.sep);
@@ -57,6 +68,6 @@ export function registerStaticUi(app: Hono, dir: string): void {
     const body = await fs.promises.readFile(file);
     const type = guessMimeType(file);
     const cache = file.includes(`${path.sep}assets${path.sep}`) ? "public, max-age=31536000, immutable" : "no-cache";
-    return c.body(body, 200, { "Content-Type": type.startsWith("text/") ? `${type}; charset=utf-8` : type, "Cache-Control": cache });
+    return c.body(body, 200, { "Content-Type": type.startsWith("text/") ? `${type}; charset=utf-8` : type, "Cache-Control": cache, ...UI_FRAME_HEADERS });
   });
 }
