@@ -59,6 +59,47 @@ export function clientAddress(c: Context, proxies: TrustedProxies): string {
   return peer ?? "unknown";
 }
 
+/** The 8 groups of a valid IPv6 address (`isIP(a) === 6`), an embedded IPv4 tail included. */
+function ipv6Groups(address: string): number[] {
+  const [head = "", tail] = address.split("::");
+  const parse = (part: string): number[] =>
+    part
+      .split(":")
+      .filter(Boolean)
+      .flatMap((g) => {
+        if (!g.includes(".")) return [parseInt(g, 16)];
+        const [a = 0, b = 0, c = 0, d = 0] = g.split(".").map(Number);
+        return [(a << 8) | b, (c << 8) | d];
+      });
+  const h = parse(head);
+  const t = tail === undefined ? [] : parse(tail);
+  return [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t];
+}
+
+/**
+ * The key login throttling counts a client address under. An IPv4 address
+ * as it is, also when spelled IPv4-mapped (`::ffff:198.51.100.4`, how a
+ * dual-stack socket or a proxy may write it); an IPv6 address by its /64:
+ * one host or home network is routinely given a whole /64, so counting
+ * single addresses would let it take a fresh one for every guess.
+ */
+export function throttleAddressKey(address: string): string {
+  const plain = address.replace(/%.*$/, ""); // a zone id names the interface, not the client
+  const family = isIP(plain);
+  if (family !== 6) return family === 4 ? plain : address;
+  const g = ipv6Groups(plain.toLowerCase());
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join(".");
+  return `${g
+    .slice(0, 4)
+    .map((x) => x.toString(16))
+    .join(":")}::/64`;
+}
+
+/** {@link clientAddress} as the key login throttling counts it under ({@link throttleAddressKey}). */
+export function throttleAddress(c: Context, proxies: TrustedProxies): string {
+  return throttleAddressKey(clientAddress(c, proxies));
+}
+
 /** Whether the client reached us over HTTPS (directly, or through a trusted proxy that says so). */
 export function isSecureRequest(c: Context, proxies: TrustedProxies): boolean {
   if (new URL(c.req.url).protocol === "https:") return true;

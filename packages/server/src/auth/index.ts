@@ -16,7 +16,7 @@ export type { NewUser, UserRecord } from "./user-store";
 export { AccessTokens, TOKEN_PREFIX, TOKEN_SCOPES } from "./access-tokens";
 export type { AccessTokenInfo, TokenOwner } from "./access-tokens";
 export { LOCKOUT_MS, LoginThrottle, MAX_LOGIN_FAILURES } from "./login-throttle";
-export { clientAddress, isSecureRequest, peerAddress, TrustedProxies } from "./client-address";
+export { clientAddress, isSecureRequest, peerAddress, throttleAddress, throttleAddressKey, TrustedProxies } from "./client-address";
 export {
   ACCESS_TOKEN_COOKIE,
   clearSession,

@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
-import { AuthError, clearSession, clientAddress, emailKey, isSecureRequest, issueSession, maybeUserOf, passwordProblem, requireAdmin, TOKEN_SCOPES, userOf } from "../auth";
+import { AuthError, clearSession, emailKey, isSecureRequest, issueSession, maybeUserOf, passwordProblem, requireAdmin, throttleAddress, TOKEN_SCOPES, userOf } from "../auth";
 import type { RequestUser, UserRecord } from "../auth";
 import { listOidcProviders, registerOidcRoutes } from "../auth/oidc";
 import type { GatewayContext } from "../context";
@@ -114,7 +114,7 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     }
     const store = auth.users();
     const account = emailKey(form.username);
-    const address = clientAddress(c, auth.proxies);
+    const address = throttleAddress(c, auth.proxies);
     // counted before the password check (see LoginThrottle.begin): parallel guesses get no extra tries
     const locked = store.throttle.begin(account, address, auth.now());
     if (locked > 0) throw new HttpError(429, "Too many login attempts. Try again later.", { "Retry-After": String(Math.ceil(locked / 1000)) });
@@ -166,7 +166,7 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     const account = store.getById(caller.id);
     if (!account) throw authDetail(401, "user_not_found", "User not found");
     if (!account.hasPassword) throw authDetail(400, "invalid_credentials", "OAuth users cannot change password");
-    const address = clientAddress(c, auth.proxies);
+    const address = throttleAddress(c, auth.proxies);
     const key = emailKey(account.email);
     const locked = store.throttle.begin(key, address, auth.now());
     if (locked > 0) throw new HttpError(429, "Too many login attempts. Try again later.", { "Retry-After": String(Math.ceil(locked / 1000)) });
