@@ -86,8 +86,12 @@ interface ServerState {
   nextRetryAt: number | null;
   loading: Promise<void> | null;
   timer: NodeJS.Timeout | null;
-  /** sse/http: the connection every thread shares (no local process, no thread data). */
-  shared: McpConnection | null;
+  /**
+   * sse/http: one connection per user (no local process, no thread data). A remote server can keep state
+   * per MCP session (a browser's pages, a scratchpad), so one user's session is never another's; a user's
+   * threads share theirs. The tool-discovery connection is kept as the auth-disabled user's.
+   */
+  remote: Map<string, Promise<McpConnection>>;
   oauth?: OAuthTokenManager;
 }
 
@@ -244,7 +248,7 @@ export class McpPool {
         nextRetryAt: null,
         loading: null,
         timer: null,
-        shared: null,
+        remote: new Map(),
         ...(oauth ? { oauth } : {}),
       });
     }
@@ -259,8 +263,7 @@ export class McpPool {
     gen.closed = true;
     for (const s of gen.servers.values()) {
       if (s.timer) clearTimeout(s.timer);
-      if (s.shared) this.track(s.shared.close());
-      s.shared = null;
+      this.closeRemote(s);
     }
     this.track(this.sessions.closeAll());
   }
@@ -281,7 +284,7 @@ export class McpPool {
         }
         s.tools = this.buildTools(s, infos);
         if (s.kind === "stdio") this.track(conn.close());
-        else s.shared = conn;
+        else s.remote.set(DEFAULT_USER_ID, Promise.resolve(conn));
         conn = null;
         const recovered = s.failures > 0;
         if (recovered) this.options.logger?.info?.(`MCP: server '${s.name}' recovered with ${s.tools.length} tool(s)`);
@@ -301,6 +304,12 @@ export class McpPool {
     return s.loading;
   }
 
+  /** Close every user's connection to a remote server. */
+  private closeRemote(s: ServerState): void {
+    for (const c of s.remote.values()) this.track(c.then((conn) => conn.close(), () => undefined));
+    s.remote.clear();
+  }
+
   /** Record a failure: reported once per failure streak, tools withdrawn, retry scheduled with backoff. */
   private fail(gen: Generation, s: ServerState, err: unknown): void {
     const msg = errorMessage(err);
@@ -310,8 +319,7 @@ export class McpPool {
     s.state = "failed";
     s.lastError = msg;
     s.tools = [];
-    if (s.shared) this.track(s.shared.close());
-    s.shared = null;
+    this.closeRemote(s);
     if (withdrawn) this.options.onToolsChanged?.();
     // An invalid entry cannot start until the config changes (which reloads everything): no retry.
     const invalid = err instanceof McpError && err.code === "mcp_config_invalid";
@@ -378,14 +386,25 @@ export class McpPool {
         const dirs = this.options.threadDirs(userId, threadId);
         conn = await this.sessions.get(server, userId, threadId, () => this.openSession(s, dirs));
       } else {
-        if (!s.shared || s.shared.closed) s.shared = await McpConnection.open(s.name, s.config, { oauth: s.oauth, initTimeoutMs: secondsToMs(s.config.session_init_timeout) });
-        conn = s.shared;
+        // (concurrent first calls of one user share one opening, so no connection is opened twice and lost)
+        let opening = s.remote.get(userId);
+        if (!opening || (await opening.then((c) => c.closed, () => true))) {
+          if (s.remote.get(userId) === opening) {
+            const fresh = McpConnection.open(s.name, s.config, { oauth: s.oauth, initTimeoutMs: secondsToMs(s.config.session_init_timeout) });
+            fresh.catch(() => {
+              if (s.remote.get(userId) === fresh) s.remote.delete(userId);
+            });
+            s.remote.set(userId, fresh);
+          }
+          opening = s.remote.get(userId)!;
+        }
+        conn = await opening;
       }
     } catch (err) {
       // A stdio session is one user's thread: its failure (whose stderr can quote that thread's files) is
       // answered to that call only, never made the server's status, which every user reads and every
-      // later call quotes; other threads' sessions start on their own. The shared connection of a remote
-      // server is everyone's: it failing means the server cannot be reached, so withdraw its tools and retry.
+      // later call quotes; other threads' sessions start on their own. A remote server that cannot be
+      // connected to cannot be reached by anyone: withdraw its tools and retry.
       if (s.kind !== "stdio" && err instanceof McpError && err.code !== "mcp_config_invalid") this.fail(gen, s, err);
       return { content: `Error: ${errorMessage(err)}`, status: "error" };
     }

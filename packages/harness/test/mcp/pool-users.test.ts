@@ -33,3 +33,57 @@ describe("one user's MCP session failure stays that user's", () => {
     }
   });
 });
+
+/**
+ * A stateful streamable-HTTP MCP server (official SDK) whose `remember` and
+ * `recall` keep a note per MCP session, as a browser or scratchpad server
+ * keeps what one session did.
+ */
+async function startStatefulHttpServer() {
+  const { createServer } = await import("node:http");
+  const { randomUUID } = await import("node:crypto");
+  const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+  const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+  const { z } = await import("zod");
+  const transports = new Map<string, InstanceType<typeof StreamableHTTPServerTransport>>();
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
+    const sid = req.headers["mcp-session-id"];
+    let transport = typeof sid === "string" ? transports.get(sid) : undefined;
+    if (!transport) {
+      let note = "";
+      const mcp = new McpServer({ name: "stateful", version: "1.0.0" });
+      mcp.registerTool("remember", { description: "Keep a note in this session.", inputSchema: { text: z.string() } }, async ({ text }) => {
+        note = text;
+        return { content: [{ type: "text", text: "kept" }] };
+      });
+      mcp.registerTool("recall", { description: "The note of this session.", inputSchema: {} }, async () => ({ content: [{ type: "text", text: `note=${note}` }] }));
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (id) => void transports.set(id, created) });
+      transport = created;
+      await mcp.connect(created);
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
+describe("remote MCP sessions are per user", () => {
+  it("what A's calls left in a remote server's session is not in B's: each user talks to the server in a session of their own", async () => {
+    const remote = await startStatefulHttpServer();
+    const h = makePool({ notes: { type: "http", url: remote.url } });
+    try {
+      const tools = await h.pool.getTools();
+      expect((await call(tools, "notes_remember", { text: SECRET }, toolRuntime("thread-a", "user-a"))).content).toBe("kept");
+      // A keeps its own session (also from another of its threads)
+      expect((await call(tools, "notes_recall", {}, toolRuntime("thread-a2", "user-a"))).content).toBe(`note=${SECRET}`);
+      expect((await call(tools, "notes_recall", {}, toolRuntime("thread-b", "user-b"))).content).toBe("note=");
+    } finally {
+      await h.cleanup();
+      await remote.close();
+    }
+  });
+});
