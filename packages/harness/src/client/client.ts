@@ -293,15 +293,18 @@ export class DeerFlowClient {
     assertThreadId(threadId);
     const stores = await this.persistence();
     const row = await stores.threads.get(threadId);
-    const owned = row && row.userId === this.userId ? row : undefined;
+    // another user's thread is unknown here as on the gateway (the data dir can be the gateway's)
+    if (row && row.userId !== this.userId) throw threadNotFound(threadId);
     const snap = await (await this.runtime()).readState(threadId);
-    const response = threadDetailResponse(threadId, owned, snap, this.userId);
+    const response = threadDetailResponse(threadId, row, snap, this.userId);
     if (!response) throw threadNotFound(threadId);
     return response;
   }
 
   /** The final messages of a thread (empty when unknown). */
   async getMessages(threadId: string): Promise<Message[]> {
+    const row = await (await this.persistence()).threads.get(threadId);
+    if (row && row.userId !== this.userId) return [];
     return (await (await this.runtime()).readState(threadId))?.values.messages ?? [];
   }
 
