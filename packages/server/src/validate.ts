@@ -36,6 +36,34 @@ export function zodIssues(error: z.ZodError, root = "body"): ValidationIssue[] {
 const UTF8 = new TextDecoder();
 
 /**
+ * The request body's bytes, refused with 413 as soon as more than
+ * `maxBytes` have arrived. A body of unannounced length (chunked) is read
+ * piece by piece: reading it whole first would let any client, signed in
+ * or not, make the gateway hold as much as it cares to send.
+ */
+export async function readBodyLimited(c: Context, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = () => new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
+  const declared = Number(c.req.header("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  const body = c.req.raw.body;
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      void reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts);
+}
+
+/**
  * Read and validate a JSON body. Empty body → `{}`. Malformed JSON → 422;
  * a body larger than `maxBytes` → 413; one nested deeper than `maxDepth`
  * (default {@link DEFAULT_MAX_JSON_DEPTH}) → 422 before it is parsed, since
@@ -55,9 +83,7 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBy
       // (a Request built in-process can declare less than it carries; every UTF-16 unit is at least one byte)
       if (text.length > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
     } else {
-      const buf = await c.req.arrayBuffer();
-      if (buf.byteLength > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
-      text = UTF8.decode(buf);
+      text = UTF8.decode(await readBodyLimited(c, maxBytes));
     }
   } catch (err) {
     if (err instanceof HttpError) throw err;
