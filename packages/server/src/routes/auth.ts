@@ -53,7 +53,9 @@ const password = z.string().superRefine((v, ctx) => {
   const problem = passwordProblem(v);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
-const email = z.email().max(320);
+/** The longest email an account can have (the store refuses longer ones). */
+const MAX_EMAIL_LENGTH = 320;
+const email = z.email().max(MAX_EMAIL_LENGTH);
 
 const credentialsSchema = z.object({ email, password, remember_me: z.boolean().default(true) });
 const changePasswordSchema = z.object({
@@ -112,6 +114,8 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     }
     const store = auth.users();
     const account = emailKey(form.username);
+    // no account has such a name: nothing to guess, so nothing to count (a failure row per 64 KiB name would grow auth.db)
+    if (account.length > MAX_EMAIL_LENGTH) throw authDetail(401, "invalid_credentials", "Incorrect email or password");
     const address = throttleAddress(c, auth.proxies);
     // counted before the password check (see LoginThrottle.begin): parallel guesses get no extra tries
     const locked = store.throttle.begin(account, address, auth.now());

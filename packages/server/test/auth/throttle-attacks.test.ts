@@ -1,5 +1,6 @@
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { throttleAddressKey } from "../../src/auth";
+import { authDbPath, throttleAddressKey } from "../../src/auth";
 import { MAX_LOGIN_FAILURES } from "../../src/auth/login-throttle";
 import { ADMIN_PASSWORD, initializeAdmin, postLogin, startAuthGateway } from "../helpers/auth-session";
 import type { AuthGateway, SignedIn } from "../helpers/auth-session";
@@ -27,6 +28,22 @@ describe("login throttling under attack", () => {
     const guesses = Array.from({ length: 12 }, (_, i) => postLogin(gw.api, "admin@example.com", i === 10 ? ADMIN_PASSWORD : `wrong-password-${i}`));
     const statuses = (await Promise.all(guesses)).map((r) => r.status);
     expect(statuses[10]).toBe(429);
+  });
+
+  it("a login name longer than any email is refused without a failure row of its size (the table cannot be grown 64 KiB a guess)", async () => {
+    const huge = `${"x".repeat(60_000)}@example.com`;
+    for (let i = 0; i < 3; i++) {
+      const res = await postLogin(gw.api, `${i}${huge}`, "wrong-password-x");
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ detail: { code: "invalid_credentials", message: "Incorrect email or password" } });
+    }
+    const db = new Database(authDbPath(gw.gateway.options.dataDir), { readonly: true });
+    try {
+      const { longest } = db.prepare("SELECT COALESCE(MAX(LENGTH(account)), 0) AS longest FROM login_failures").get() as { longest: number };
+      expect(longest).toBeLessThanOrEqual(320);
+    } finally {
+      db.close();
+    }
   });
 
   it("change-password's current-password check is capped the same way when guesses arrive at once", async () => {
