@@ -389,14 +389,17 @@ export class McpPool {
         // (concurrent first calls of one user share one opening, so no connection is opened twice and lost)
         let opening = s.remote.get(userId);
         if (!opening || (await opening.then((c) => c.closed, () => true))) {
-          if (s.remote.get(userId) === opening) {
+          // another call may have replaced it meanwhile: use that one, else open a fresh one
+          const now = s.remote.get(userId);
+          if (now && now !== opening) opening = now;
+          else {
             const fresh = McpConnection.open(s.name, s.config, { oauth: s.oauth, initTimeoutMs: secondsToMs(s.config.session_init_timeout) });
             fresh.catch(() => {
               if (s.remote.get(userId) === fresh) s.remote.delete(userId);
             });
             s.remote.set(userId, fresh);
+            opening = fresh;
           }
-          opening = s.remote.get(userId)!;
         }
         conn = await opening;
       }

@@ -68,7 +68,7 @@ async function startStatefulHttpServer() {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return { url: `http://127.0.0.1:${port}/mcp`, sessions: () => transports.size, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
 }
 
 describe("remote MCP sessions are per user", () => {
@@ -81,6 +81,10 @@ describe("remote MCP sessions are per user", () => {
       // A keeps its own session (also from another of its threads)
       expect((await call(tools, "notes_recall", {}, toolRuntime("thread-a2", "user-a"))).content).toBe(`note=${SECRET}`);
       expect((await call(tools, "notes_recall", {}, toolRuntime("thread-b", "user-b"))).content).toBe("note=");
+      // discovery, A and B: one session each; concurrent first calls of a new user share one opening
+      expect(remote.sessions()).toBe(3);
+      await Promise.all([1, 2, 3, 4].map((i) => call(tools, "notes_recall", {}, toolRuntime(`thread-c${i}`, "user-c"))));
+      expect(remote.sessions()).toBe(4);
     } finally {
       await h.cleanup();
       await remote.close();
