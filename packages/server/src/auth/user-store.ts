@@ -93,11 +93,16 @@ export function emailKey(email: string): string {
   return email.trim().toLowerCase();
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/**
+ * No whitespace, control (`Cc`: terminal escapes) or format (`Cf`: bidi overrides, zero-width) characters:
+ * an address from a sign-in provider is shown in `deerflow users list`, the log and the Users page, where
+ * those would rewrite the terminal or make it read as another address.
+ */
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}]+$/u;
 
 function checkedEmail(email: string): string {
   const e = email.trim();
-  if (!EMAIL.test(e) || e.length > 320) throw new AuthError("auth.invalid_email", `'${email}' is not an email address.`);
+  if (!EMAIL.test(e) || e.length > 320) throw new AuthError("auth.invalid_email", `${JSON.stringify(email)} is not an email address.`);
   return e;
 }
 

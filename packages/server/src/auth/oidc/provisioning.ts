@@ -41,22 +41,22 @@ function domainOf(email: string): string {
 export async function provisionOidcUser(store: OidcUserStore, providerId: string, cfg: OidcProviderConfig, identity: OidcIdentity): Promise<ProvisionedUser> {
   const email = identity.email.toLowerCase();
   if (cfg.require_verified_email && !identity.emailVerified) {
-    throw new OidcError("oidc.not_allowed", `OIDC provider '${providerId}' did not verify the email of subject ${identity.subject}, and require_verified_email is on.`);
+    throw new OidcError("oidc.not_allowed", `OIDC provider '${providerId}' did not verify the email of subject ${JSON.stringify(identity.subject)}, and require_verified_email is on.`);
   }
   if (cfg.allowed_email_domains.length > 0) {
     const allowed = new Set(cfg.allowed_email_domains.map((d) => d.trim().toLowerCase().replace(/^@/, "")));
     if (!email || !allowed.has(domainOf(email))) {
-      throw new OidcError("oidc.not_allowed", `OIDC sign-in of '${email || identity.subject}' via '${providerId}' refused: the domain is not in allowed_email_domains.`);
+      throw new OidcError("oidc.not_allowed", `OIDC sign-in of ${JSON.stringify(email || identity.subject)} via '${providerId}' refused: the domain is not in allowed_email_domains.`);
     }
   }
   const linked = store.getByOauth(providerId, identity.subject);
   if (linked) return { user: linked, created: false };
-  if (!email) throw new OidcError("oidc.not_allowed", `OIDC provider '${providerId}' gave no email for subject ${identity.subject} (is the 'email' scope configured?).`);
+  if (!email) throw new OidcError("oidc.not_allowed", `OIDC provider '${providerId}' gave no email for subject ${JSON.stringify(identity.subject)} (is the 'email' scope configured?).`);
   if (store.getByEmail(email)) {
-    throw new OidcError("oidc.account_exists", `OIDC sign-in via '${providerId}' refused: an account with the email '${email}' already exists and is not linked to this identity.`);
+    throw new OidcError("oidc.account_exists", `OIDC sign-in via '${providerId}' refused: an account with the email ${JSON.stringify(email)} already exists and is not linked to this identity.`);
   }
   if (!cfg.auto_create_users) {
-    throw new OidcError("oidc.not_allowed", `OIDC sign-in of '${email}' via '${providerId}' refused: no account is linked to it and auto_create_users is off.`);
+    throw new OidcError("oidc.not_allowed", `OIDC sign-in of ${JSON.stringify(email)} via '${providerId}' refused: no account is linked to it and auto_create_users is off.`);
   }
   const isAdminEmail = cfg.admin_emails.some((e) => e.trim().toLowerCase() === email);
   const systemRole: SystemRole = isAdminEmail && identity.emailVerified ? "admin" : "user";
@@ -68,9 +68,9 @@ export async function provisionOidcUser(store: OidcUserStore, providerId: string
       // A concurrent callback of the same identity (double click) created it first: that account is this one.
       const winner = store.getByOauth(providerId, identity.subject);
       if (winner) return { user: winner, created: false };
-      throw new OidcError("oidc.account_exists", `OIDC sign-in via '${providerId}' refused: the email '${email}' was just taken by another account.`);
+      throw new OidcError("oidc.account_exists", `OIDC sign-in via '${providerId}' refused: the email ${JSON.stringify(email)} was just taken by another account.`);
     }
-    if (isAuthError(err, "auth.invalid_email")) throw new OidcError("oidc.not_allowed", `OIDC provider '${providerId}' gave an unusable email '${email}'.`);
+    if (isAuthError(err, "auth.invalid_email")) throw new OidcError("oidc.not_allowed", `OIDC provider '${providerId}' gave an unusable email ${JSON.stringify(email)}.`);
     throw err;
   }
 }

@@ -81,6 +81,20 @@ describe("provisioning policy", () => {
     expect((await signInAs("alice")).location).toBe("/login?error=sso_account_exists");
   });
 
+  it("refuses an email with terminal escapes or invisible format characters, and logs it escaped", async () => {
+    // Such an address would rewrite the admin's terminal in `deerflow users list` and the gateway's log, or
+    // show as another address (a right-to-left override) on the Users page.
+    app.provider.addUser("escape", { sub: "sub-escape", email: "\u001b[2K\u001b]0;owned\u0007eve@example.com" });
+    app.provider.addUser("bidi", { sub: "sub-bidi", email: "eve\u202e@example.com" });
+    app.provider.addUser("zero-width", { sub: "sub-zw", email: "ad\u200bmin@example.com" });
+    for (const login of ["escape", "bidi", "zero-width"]) {
+      expect(await signInAs(login), login).toEqual({ location: "/login?error=sso_not_allowed", me: null });
+    }
+    expect(app.users.list()).toEqual([]);
+    expect(app.logs.join("\n")).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(app.logs.join("\n")).toContain("\\u001b[2k");
+  });
+
   it("two simultaneous first sign-ins of one identity end in one account", async () => {
     app.reconfigure(authSection(app.provider));
     const browsers = [new Browser(), new Browser()];
