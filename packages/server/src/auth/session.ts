@@ -153,11 +153,17 @@ export function clearSession(c: Context, proxies?: TrustedProxies): void {
 
 /**
  * One cookie's value from the request, without parsing the whole header into
- * an object (this runs on every request).
+ * an object (this runs on every request). A name sent twice with different
+ * values counts as absent: the gateway sets each of its cookies once, at
+ * path `/`, so a second one was written by someone else. Cookies are not
+ * kept apart by port, so a page on another port of this host can add its
+ * own `access_token` with a longer path, which browsers send first; taking
+ * it would quietly turn the signed-in user into the planter's account.
  */
 export function readCookie(c: Context, name: string): string | undefined {
   const header = c.req.header("cookie");
   if (!header) return undefined;
+  let found: string | undefined;
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
@@ -165,10 +171,12 @@ export function readCookie(c: Context, name: string): string | undefined {
     let v = part.slice(eq + 1).trim();
     if (v.startsWith('"') && v.endsWith('"') && v.length >= 2) v = v.slice(1, -1);
     try {
-      return decodeURIComponent(v);
+      v = decodeURIComponent(v);
     } catch {
-      return v;
+      /* kept as sent */
     }
+    if (found !== undefined && found !== v) return undefined;
+    found = v;
   }
-  return undefined;
+  return found;
 }
