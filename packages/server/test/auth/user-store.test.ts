@@ -31,6 +31,43 @@ describe("UserStore", () => {
     expect(store.getByEmail("mode@example.com")).toBeTruthy();
   });
 
+  it("an account read once is read again after another handle (another process, the CLI) changes it", async () => {
+    const u = await store.create({ email: "cache@example.com", password: PW, systemRole: "user" });
+    expect(store.getById(u.id)!.tokenVersion).toBe(0); // now cached by this handle
+    const other = openUserStore(dir);
+    try {
+      other.bumpTokenVersion(u.id); // a logout in another gateway process
+      expect(store.getById(u.id)!.tokenVersion).toBe(1);
+      await other.setPassword(u.id, "yet-another-passphrase");
+      expect(store.getById(u.id)!.tokenVersion).toBe(2);
+      const admin = await store.create({ email: "cache-admin@example.com", password: PW, systemRole: "admin" });
+      expect(store.getById(admin.id)!.systemRole).toBe("admin");
+      other.setRole(u.id, "admin");
+      other.setRole(admin.id, "user");
+      expect(store.getById(admin.id)!.systemRole).toBe("user");
+      expect(store.getById(u.id)!.systemRole).toBe("admin");
+      other.delete(admin.id);
+      expect(store.getById(admin.id)).toBeUndefined();
+    } finally {
+      other.close();
+    }
+  });
+
+  it("this handle's own writes are seen at once by its next read", async () => {
+    const u = await store.create({ email: "own@example.com", password: PW, systemRole: "user" });
+    expect(store.getById(u.id)!.tokenVersion).toBe(0);
+    store.bumpTokenVersion(u.id);
+    expect(store.getById(u.id)!.tokenVersion).toBe(1);
+    expect(await store.setPassword(u.id, "yet-another-passphrase")).toBe(2);
+    expect(store.getById(u.id)!.tokenVersion).toBe(2);
+    store.setEmail(u.id, "renamed@example.com");
+    expect(store.getById(u.id)!.email).toBe("renamed@example.com");
+    store.linkOauth(u.id, "okta", "sub-1");
+    expect(store.getById(u.id)!.oauthProvider).toBe("okta");
+    store.setRole(u.id, "admin");
+    expect(store.getById(u.id)!.systemRole).toBe("admin");
+  });
+
   it("keeps emails unique case-insensitively and finds them in any case", async () => {
     const u = await store.create({ email: "Alice@Example.org", password: PW, systemRole: "user" });
     expect(store.getByEmail("alice@example.ORG")?.id).toBe(u.id);
