@@ -110,9 +110,6 @@ function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" || (err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 
-/** Bound of the in-memory account cache (cleared when full; a lookup then reads the database again). */
-const MAX_CACHED_USERS = 10_000;
-
 /** The path of the accounts database in a data dir. */
 export function authDbPath(dataDir: string): string {
   return path.join(dataDir, "auth.db");
@@ -132,15 +129,6 @@ export class UserStore {
   readonly throttle: LoginThrottle;
   private readonly db: Database.Database;
   private readonly byId: Database.Statement;
-  private readonly dataVersion: Database.Statement;
-  /**
-   * Accounts by id, as last read: the auth middleware looks its caller up on
-   * every request. Valid while `PRAGMA data_version` (which changes when
-   * another connection, another gateway process or the CLI, commits) stays
-   * the same; this connection's own writes clear it.
-   */
-  private readonly cache = new Map<string, UserRecord>();
-  private cacheVersion = -1;
   private readonly byEmail: Database.Statement;
   private readonly admins: Database.Statement;
 
@@ -151,7 +139,6 @@ export class UserStore {
     db.pragma("foreign_keys = ON");
     db.exec(SCHEMA);
     this.byId = db.prepare(`SELECT ${COLUMNS} FROM users WHERE id = ?`);
-    this.dataVersion = db.prepare("PRAGMA data_version").pluck();
     this.byEmail = db.prepare(`SELECT ${COLUMNS} FROM users WHERE email_key = ?`);
     this.admins = db.prepare("SELECT COUNT(*) AS n FROM users WHERE system_role = 'admin'");
     this.tokens = new AccessTokens(db);
@@ -193,7 +180,6 @@ export class UserStore {
     try {
       run.immediate();
     } catch (err) {
-      this.changed();
       if (isUniqueViolation(err)) {
         if (this.getByEmail(email)) throw new AuthError("auth.email_exists", "Email already registered");
         throw new AuthError("auth.email_exists", "This OIDC identity is already linked to an account");
@@ -205,24 +191,8 @@ export class UserStore {
 
   /** The account with this id, if any (one indexed read; the auth middleware runs it per request). */
   getById(id: string): UserRecord | undefined {
-    const version = this.dataVersion.get() as number;
-    if (version !== this.cacheVersion) {
-      this.cache.clear();
-      this.cacheVersion = version;
-    }
-    const cached = this.cache.get(id);
-    if (cached) return cached;
     const r = this.byId.get(id) as Row | undefined;
-    if (!r) return undefined;
-    const user = Object.freeze(toUser(r));
-    if (this.cache.size >= MAX_CACHED_USERS) this.cache.clear();
-    this.cache.set(id, user);
-    return user;
-  }
-
-  /** Forget cached accounts: called around every write of this connection (which does not change `data_version`). */
-  private changed(): void {
-    this.cache.clear();
+    return r ? toUser(r) : undefined;
   }
 
   /** The account with this email, compared case-insensitively. */
@@ -239,7 +209,6 @@ export class UserStore {
 
   /** Link an existing account to an OIDC identity. */
   linkOauth(id: string, provider: string, subject: string): UserRecord {
-    this.changed();
     this.mustChange(this.db.prepare("UPDATE users SET oauth_provider = ?, oauth_subject = ? WHERE id = ?").run(provider, subject, id).changes, id);
     return this.getById(id)!;
   }
@@ -267,10 +236,8 @@ export class UserStore {
           throw new AuthError("auth.last_admin", `${user.email} is the only admin; make another account admin first, so the server keeps someone who can manage it.`);
         }
         this.db.prepare("UPDATE users SET system_role = ? WHERE id = ?").run(role, id);
-        this.changed();
       })
       .immediate();
-    this.changed();
     return this.getById(id)!;
   }
 
@@ -284,10 +251,8 @@ export class UserStore {
           throw new AuthError("auth.last_admin", `${user.email} is the only admin and cannot be deleted; make another account admin first.`);
         }
         this.db.prepare("DELETE FROM users WHERE id = ?").run(id);
-        this.changed();
       })
       .immediate();
-    this.changed();
   }
 
   /**
@@ -296,24 +261,17 @@ export class UserStore {
    */
   async setPassword(id: string, newPassword: string): Promise<number> {
     const hash = await this.hashChecked(newPassword);
-    try {
-      return this.db
-        .transaction(() => {
-          this.mustChange(this.db.prepare("UPDATE users SET password_hash = ?, token_version = token_version + 1 WHERE id = ?").run(hash, id).changes, id);
-          this.changed();
-          return this.getById(id)!.tokenVersion;
-        })
-        .immediate();
-    } finally {
-      this.changed();
-    }
+    return this.db
+      .transaction(() => {
+        this.mustChange(this.db.prepare("UPDATE users SET password_hash = ?, token_version = token_version + 1 WHERE id = ?").run(hash, id).changes, id);
+        return this.getById(id)!.tokenVersion;
+      })
+      .immediate();
   }
 
   /** Revoke every session of the account (logout). Returns the new version. */
   bumpTokenVersion(id: string): number {
-    this.changed();
     const r = this.db.prepare("UPDATE users SET token_version = token_version + 1 WHERE id = ? RETURNING token_version").get(id) as { token_version: number } | undefined;
-    this.changed();
     if (!r) throw new AuthError("auth.user_not_found", `No user with id '${id}'.`);
     return r.token_version;
   }
@@ -323,13 +281,10 @@ export class UserStore {
     const e = checkedEmail(email);
     try {
       const sql = opts.completeSetup ? "UPDATE users SET email = ?, email_key = ?, needs_setup = 0 WHERE id = ?" : "UPDATE users SET email = ?, email_key = ? WHERE id = ?";
-      this.changed();
       this.mustChange(this.db.prepare(sql).run(e, emailKey(e), id).changes, id);
     } catch (err) {
       if (isUniqueViolation(err)) throw new AuthError("auth.email_exists", "Email already in use");
       throw err;
-    } finally {
-      this.changed();
     }
     return this.getById(id)!;
   }
