@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { isIP } from "node:net";
 import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { isLoopbackHostname } from "../security";
 import type { TrustedProxies } from "./client-address";
 import { isSecureRequest } from "./client-address";
 import type { AuthSettings } from "./settings";
@@ -94,10 +94,9 @@ export function newCsrfToken(): string {
 }
 
 function isLoopbackHost(c: Context): boolean {
-  const host = new URL(c.req.url).hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1";
+  const host = new URL(c.req.url).hostname;
+  // browsers resolve every `*.localhost` name to this machine too
+  return isLoopbackHostname(host) || host.endsWith(".localhost");
 }
 
 /** Options of {@link issueSession}. */

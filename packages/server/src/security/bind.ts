@@ -1,6 +1,6 @@
 import { lookup } from "node:dns/promises";
 import net from "node:net";
-import { isWildcardAddress } from "./hosts";
+import { isLoopbackIp, isWildcardAddress } from "./hosts";
 
 /** What binding to an address exposes. */
 export interface BindExposure {
@@ -8,15 +8,6 @@ export interface BindExposure {
   loopback: boolean;
   /** The addresses the name stands for (`["0.0.0.0"]` for a wildcard). */
   addresses: string[];
-}
-
-function isLoopbackIp(ip: string): boolean {
-  const v = ip.replace(/^\[|\]$/g, "").toLowerCase();
-  if (net.isIPv4(v)) return v.startsWith("127.");
-  if (!net.isIPv6(v)) return false;
-  if (v === "::1" || v === "0:0:0:0:0:0:0:1") return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(v);
-  return !!mapped && mapped[1].startsWith("127.");
 }
 
 /**

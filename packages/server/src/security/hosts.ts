@@ -1,3 +1,4 @@
+import net from "node:net";
 import os from "node:os";
 
 /** A host name with an optional port, normalised (lower case, IPv6 in brackets and compressed). */
@@ -41,6 +42,21 @@ export function parseHostPort(raw: string, { bareIpv6 = false } = {}): HostPort 
 export function isWildcardAddress(host: string): boolean {
   const h = host.trim().replace(/^\[|\]$/g, "");
   return h === "" || h === "0.0.0.0" || h === "::" || h === "0:0:0:0:0:0:0:0";
+}
+
+/** Whether an IP literal (brackets allowed) is loopback: 127.0.0.0/8, `::1`, or 127.x written IPv4-mapped. */
+export function isLoopbackIp(ip: string): boolean {
+  const v = ip.replace(/^\[|\]$/g, "").toLowerCase();
+  if (net.isIPv4(v)) return v.startsWith("127.");
+  if (!net.isIPv6(v)) return false;
+  if (v === "::1" || v === "0:0:0:0:0:0:0:1") return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(v);
+  return !!mapped && mapped[1].startsWith("127.");
+}
+
+/** Whether a URL's `hostname` names this machine only: `localhost` or a loopback IP literal. */
+export function isLoopbackHostname(hostname: string): boolean {
+  return hostname.toLowerCase() === "localhost" || isLoopbackIp(hostname);
 }
 
 /** The names every gateway answers to: the loopback names. */

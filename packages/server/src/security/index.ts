@@ -5,7 +5,7 @@
  */
 export { RequestGuard } from "./guard";
 export type { RequestGuardSettings } from "./guard";
-export { HostAllowlist, isWildcardAddress, LOOPBACK_HOSTS, machineHostnames, parseHostPort } from "./hosts";
+export { HostAllowlist, isLoopbackHostname, isLoopbackIp, isWildcardAddress, LOOPBACK_HOSTS, machineHostnames, parseHostPort } from "./hosts";
 export type { HostPort } from "./hosts";
 export { corsHeaders, normalizeOrigin, originRefusal, SAFE_METHODS } from "./origin";
 export { assertJsonContentType, assertMultipart, isJsonMediaType, mediaType } from "./content-type";

@@ -1,5 +1,6 @@
 import * as oauth from "oauth4webapi";
 import type { OidcSettings } from "../settings";
+import { isLoopbackHostname } from "../../security";
 import { OidcError } from "./errors";
 
 /** One `auth.oidc.providers.{id}` entry as parsed from config.yaml (`client_secret: $VAR` already resolved). */
@@ -26,8 +27,6 @@ export interface OidcIdentity {
   readonly name: string | null;
 }
 
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
-
 /**
  * Whether `url` may be fetched: `https:` always, `http:` only on a loopback
  * host (a provider on this machine, like the test double or a local
@@ -42,7 +41,7 @@ function transportAllowed(url: string): { ok: boolean; insecure: boolean } {
     return { ok: false, insecure: false };
   }
   if (u.protocol === "https:") return { ok: true, insecure: false };
-  if (u.protocol === "http:" && LOOPBACK.test(u.hostname)) return { ok: true, insecure: true };
+  if (u.protocol === "http:" && isLoopbackHostname(u.hostname)) return { ok: true, insecure: true };
   return { ok: false, insecure: false };
 }
 
