@@ -45,20 +45,6 @@ export function isOwnedByCaller(ctx: GatewayContext, c: Context, storedUserId: s
   return ownerOf(ctx, storedUserId) === userOf(c).id;
 }
 
-/** Load a thread row owned by the caller (another user's row is "not found"). */
-export async function ownedThread(ctx: GatewayContext, c: Context, threadId: string): Promise<ThreadRecord | undefined> {
-  const t = await ctx.stores.threads.get(threadId);
-  if (!t || !isOwnedByCaller(ctx, c, t.userId)) return undefined;
-  return t;
-}
-
-/** Require a thread row owned by the caller (404 otherwise). */
-export async function requireThread(ctx: GatewayContext, c: Context, threadId: string): Promise<ThreadRecord> {
-  const t = await ownedThread(ctx, c, threadId);
-  if (!t) throw threadNotFound(threadId);
-  return t;
-}
-
 /** Path segments under `/threads/:id/runs/` that are routes, not run ids. */
 const RUN_ROUTE_WORDS = new Set(["stream", "wait", "regenerate", "edit-regenerate"]);
 
