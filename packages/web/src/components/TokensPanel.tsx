@@ -48,17 +48,12 @@ export function TokensPanel({ admin }: { admin: boolean }) {
     e.preventDefault();
     if (!scopes.length) return tokens.setError("Choose at least one scope.");
     setBusy(true);
-    try {
+    await tokens.run(async () => {
       setCreated(await createToken(name.trim(), scopes));
       setCopied(false);
       setName("");
-      tokens.setError(undefined);
-      await tokens.refresh();
-    } catch (err) {
-      tokens.setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
+    setBusy(false);
   };
 
   const revoke = async (id: string, label: string) => {

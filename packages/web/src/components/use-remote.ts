@@ -6,6 +6,11 @@ export interface Remote<T> {
   error: string | undefined;
   setError(error: string | undefined): void;
   refresh(): Promise<void>;
+  /**
+   * Run `change` (a write to the gateway), then clear the error and reload; a failure lands in
+   * `error` instead. Never throws. `change` returns `false` when the page is leaving (nothing to reload).
+   */
+  run(change: () => Promise<unknown>): Promise<void>;
 }
 
 /** Load `fetcher()` on mount; `refresh()` reloads it; a failure lands in `error` (the last value stays). */
@@ -23,5 +28,17 @@ export function useRemote<T>(fetcher: () => Promise<T>): Remote<T> {
   useEffect(() => {
     void refresh();
   }, [refresh]);
-  return { value, error, setError, refresh };
+  const run = useCallback(
+    async (change: () => Promise<unknown>) => {
+      try {
+        if ((await change()) === false) return;
+        setError(undefined);
+        await refresh();
+      } catch (err) {
+        setError((err as Error).message);
+      }
+    },
+    [refresh],
+  );
+  return { value, error, setError, refresh, run };
 }

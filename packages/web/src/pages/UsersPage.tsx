@@ -27,19 +27,14 @@ export function UsersPage({ onClose }: { onClose(): void }) {
     const problem = newPasswordProblem(password, password);
     if (problem) return users.setError(problem);
     setBusy("create");
-    try {
+    await users.run(async () => {
       const u = await createUser({ email: email.trim(), password, system_role: role });
       setNotice(`Created ${u.email ?? email.trim()} (${u.system_role ?? role}). Give them the password; they can change it in Account settings.`);
       setEmail("");
       setPassword("");
       setRole("user");
-      users.setError(undefined);
-      await users.refresh();
-    } catch (err) {
-      users.setError((err as Error).message);
-    } finally {
-      setBusy(undefined);
-    }
+    });
+    setBusy(undefined);
   };
 
   const toggleRole = async (u: ListedUser) => {
@@ -47,32 +42,24 @@ export function UsersPage({ onClose }: { onClose(): void }) {
     const self = u.id === session?.user.id;
     if (self && target === "user" && !confirm("Demote yourself? You lose access to the admin pages.")) return;
     setBusy(u.id);
-    try {
+    await users.run(async () => {
       await setUserRole(u.id, target);
       // The app's view of this browser's own role changes with it.
-      if (self) return location.reload();
-      users.setError(undefined);
-      await users.refresh();
-    } catch (err) {
-      users.setError((err as Error).message);
-    } finally {
-      setBusy(undefined);
-    }
+      if (!self) return;
+      location.reload();
+      return false;
+    });
+    setBusy(undefined);
   };
 
   const remove = async (u: ListedUser) => {
     if (!confirm(`Delete the account ${u.email}? They can no longer sign in.`)) return;
     setBusy(u.id);
-    try {
+    await users.run(async () => {
       await deleteUser(u.id);
       setNotice(`Deleted ${u.email}.`);
-      users.setError(undefined);
-      await users.refresh();
-    } catch (err) {
-      users.setError((err as Error).message);
-    } finally {
-      setBusy(undefined);
-    }
+    });
+    setBusy(undefined);
   };
 
   return (
