@@ -25,3 +25,23 @@ export function FormError({ text }: { text?: string }) {
     </p>
   );
 }
+
+/** The "Confirm password" field of a form that sets a new password. */
+export function ConfirmPasswordField({ value, onChange }: { value: string; onChange(value: string): void }) {
+  return (
+    <label>
+      Confirm password
+      <input type="password" name="confirm-password" autoComplete="new-password" required value={value} onChange={(e) => onChange(e.target.value)} />
+    </label>
+  );
+}
+
+/** The "Remember me" checkbox: a session that outlives the browser instead of one that ends with it. */
+export function RememberMeToggle({ checked, onChange }: { checked: boolean; onChange(checked: boolean): void }) {
+  return (
+    <label className="toggle">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      Remember me
+    </label>
+  );
+}

@@ -6,7 +6,7 @@ import type { AuthProvider } from "../../auth/api";
 import { loginErrorText, newPasswordProblem, ssoErrorText } from "../../auth/messages";
 import { authPageUrl, resolveNextPath } from "../../auth/next-path";
 import { isAuthDisabledUser } from "../../auth/session";
-import { AuthLayout, FormError } from "./AuthLayout";
+import { AuthLayout, ConfirmPasswordField, FormError, RememberMeToggle } from "./AuthLayout";
 import { loadRemembered, saveRemembered } from "./remember";
 
 /**
@@ -99,16 +99,8 @@ export function LoginPage() {
             autoFocus={!!email}
           />
         </label>
-        {registering && (
-          <label>
-            Confirm password
-            <input type="password" name="confirm-password" autoComplete="new-password" required value={confirm} onChange={(e) => setConfirm(e.target.value)} />
-          </label>
-        )}
-        <label className="toggle">
-          <input type="checkbox" checked={rememberMe} onChange={(e) => setRememberMe(e.target.checked)} />
-          Remember me
-        </label>
+        {registering && <ConfirmPasswordField value={confirm} onChange={setConfirm} />}
+        <RememberMeToggle checked={rememberMe} onChange={setRememberMe} />
         <FormError text={error} />
         <button type="submit" className="auth-submit" disabled={busy}>
           {registering ? (busy ? "Creating…" : "Create account") : busy ? "Signing in…" : "Sign in"}

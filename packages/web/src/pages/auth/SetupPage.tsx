@@ -4,7 +4,7 @@ import { ApiError } from "../../api/http";
 import { changePassword, fetchMe, fetchSetupStatus, initializeAdmin } from "../../auth/api";
 import { newPasswordProblem } from "../../auth/messages";
 import { resolveNextPath } from "../../auth/next-path";
-import { AuthLayout, FormError } from "./AuthLayout";
+import { AuthLayout, ConfirmPasswordField, FormError, RememberMeToggle } from "./AuthLayout";
 import { loadRemembered } from "./remember";
 
 type Mode = "loading" | "init" | "finish" | "unavailable";
@@ -103,14 +103,8 @@ export function SetupPage() {
           {init ? "Password" : "New password"}
           <input type="password" name="new-password" autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         </label>
-        <label>
-          Confirm password
-          <input type="password" name="confirm-password" autoComplete="new-password" required value={confirm} onChange={(e) => setConfirm(e.target.value)} />
-        </label>
-        <label className="toggle">
-          <input type="checkbox" checked={rememberMe} onChange={(e) => setRememberMe(e.target.checked)} />
-          Remember me
-        </label>
+        <ConfirmPasswordField value={confirm} onChange={setConfirm} />
+        <RememberMeToggle checked={rememberMe} onChange={setRememberMe} />
         <FormError text={error} />
         <button type="submit" className="auth-submit" disabled={busy}>
           {init ? "Create administrator" : "Save and continue"}
