@@ -7,6 +7,7 @@ import type { RequestUser } from "./request-user";
 import { setRequestUser } from "./request-user";
 import { apiRelativePath, requiredScope, scopesAllow } from "./scopes";
 import type { AuthRuntime } from "./service";
+import type { AuthSettings } from "./settings";
 import { ACCESS_TOKEN_COOKIE, CSRF_COOKIE, CSRF_HEADER, readCookie, verifySession } from "./session";
 
 /** Auth routes anyone may call (relative to the API mount). */
@@ -78,10 +79,10 @@ function checkCsrf(c: Context, rel: string, allowedOrigins: () => ReadonlySet<st
  * The caller of a session cookie, or why there is none: a valid HS256 JWT
  * (signature checked once per token and process), an existing account and a
  * token version equal to the account's, so logout and a password change
- * revoke every session at once, in every process.
+ * revoke every session at once, in every process. `settings` defaults to
+ * `auth.settings()` (the middleware passes the ones it already resolved).
  */
-export async function sessionUser(auth: AuthRuntime, token: string): Promise<RequestUser | HttpError> {
-  const settings = auth.settings();
+export async function sessionUser(auth: AuthRuntime, token: string, settings: AuthSettings = auth.settings()): Promise<RequestUser | HttpError> {
   const claims = await verifySession(settings.jwtSecret!, token, auth.now());
   if (claims === "token_expired") return unauthenticated("token_expired", "Token error: expired");
   if (claims === "token_invalid") return unauthenticated("token_invalid", "Token error: invalid");
@@ -148,7 +149,7 @@ export function authMiddleware(auth: AuthRuntime, allowedOrigins: () => Readonly
       if (!scopesAllow(owner.token.scopes, needed)) {
         throw new HttpError(
           403,
-          `This access token lacks the '${needed}' scope needed for ${method} ${apiRelativePath(path)} (it has: ${owner.token.scopes.join(", ") || "none"}). Create a token with the '${needed}' scope.`,
+          `This access token lacks the '${needed}' scope needed for ${method} ${rel} (it has: ${owner.token.scopes.join(", ") || "none"}). Create a token with the '${needed}' scope.`,
           // RFC 6750: clients (the remote embedded client) read the missing scope from here
           { "WWW-Authenticate": `Bearer error="insufficient_scope", scope="${needed}"` },
         );
@@ -161,14 +162,14 @@ export function authMiddleware(auth: AuthRuntime, allowedOrigins: () => Readonly
     const token = readCookie(c, ACCESS_TOKEN_COOKIE);
     if (isPublicAuthRoute(method, path)) {
       if (token) {
-        const user = await sessionUser(auth, token);
+        const user = await sessionUser(auth, token, settings);
         if (!(user instanceof HttpError)) setRequestUser(c, user);
       }
       await next();
       return noStore(c, rel);
     }
     if (!token) throw unauthenticated("not_authenticated", "Authentication required");
-    const user = await sessionUser(auth, token);
+    const user = await sessionUser(auth, token, settings);
     if (user instanceof HttpError) throw user;
     setRequestUser(c, user);
     await next();
