@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_OIDC_TEST_CLIENT, startOidcProvider } from "@deerflow/server/testing";
 import type { OidcProvider } from "@deerflow/server/testing";
-import { buildWebDist, CHROMIUM, chromiumAvailable, WEB_ROOT } from "./browser";
+import { buildWebDist, CHROMIUM, chromiumAvailable, teardown, WEB_ROOT } from "./browser";
 import { authEnabledSection, startScriptedGateway, type ScriptedGateway } from "./scripted-gateway";
 
 const hasChromium = chromiumAvailable("sign-in UI");
@@ -81,9 +81,7 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    fs.rmSync(dist, { recursive: true, force: true });
+    await teardown([browser, server], dist);
   });
 
   it("first-run setup creates the admin, lands in the chat, and a chat run works", async () => {
@@ -370,9 +368,7 @@ describe.skipIf(!hasChromium)("self-registration (headless Chromium, real gatewa
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    fs.rmSync(dist, { recursive: true, force: true });
+    await teardown([browser, server], dist);
   });
 
   it("a visitor creates a user account from the login page and lands in the chat without admin pages", async () => {
@@ -420,10 +416,7 @@ describe.skipIf(!hasChromium)("single sign-on from the login page (headless Chro
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await idp?.close();
-    fs.rmSync(dist, { recursive: true, force: true });
+    await teardown([browser, server, idp], dist);
   });
 
   it("Continue with … goes to the provider and back, signed in, to where the user was", async () => {
@@ -456,9 +449,7 @@ describe.skipIf(!hasChromium)("auth-disabled mode (headless Chromium, real gatew
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    fs.rmSync(dist, { recursive: true, force: true });
+    await teardown([browser, server], dist);
   });
 
   it("opens the chat with no login, no sign-out and no account pages, and a run works as before", async () => {
