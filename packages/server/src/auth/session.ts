@@ -99,6 +99,18 @@ function isLoopbackHost(c: Context): boolean {
   return isLoopbackHostname(host) || host.endsWith(".localhost");
 }
 
+/** The attributes each session cookie is set and cleared with: only `csrf_token` is readable by the page. */
+const COOKIE_ATTRS = {
+  [ACCESS_TOKEN_COOKIE]: { httpOnly: true, sameSite: "Lax" },
+  [SESSION_PERSISTENT_COOKIE]: { httpOnly: true, sameSite: "Lax" },
+  [CSRF_COOKIE]: { httpOnly: false, sameSite: "Strict" },
+} as const;
+
+/** Whether the session cookies get `Secure`: HTTPS directly, or (with `proxies`) as a trusted proxy reports it. */
+function secureRequest(c: Context, proxies: TrustedProxies | undefined): boolean {
+  return proxies ? isSecureRequest(c, proxies) : new URL(c.req.url).protocol === "https:";
+}
+
 /** Options of {@link issueSession}. */
 export interface IssueSessionOptions {
   /** Persistent cookies (Max-Age) instead of browser-session ones. Default: the `deerflow_session_persistent` cookie's choice, else true. */
@@ -126,14 +138,14 @@ export async function issueSession(
 ): Promise<number> {
   const expiresIn = settings.sessionDays * 86_400;
   const remember = opts.rememberMe ?? rememberedChoice(c) ?? true;
-  const secure = opts.proxies ? isSecureRequest(c, opts.proxies) : new URL(c.req.url).protocol === "https:";
+  const secure = secureRequest(c, opts.proxies);
   const persistentAllowed = secure || isLoopbackHost(c) || ["1", "true", "yes", "on"].includes((process.env[ALLOW_INSECURE_PERSISTENT_ENV] ?? "").toLowerCase());
   const maxAge = remember && persistentAllowed ? expiresIn : undefined;
   const token = settings.enabled && settings.jwtSecret ? await signSession(settings.jwtSecret, user.id, user.tokenVersion, settings.sessionDays, opts.nowMs) : "auth-disabled";
   const base = { path: "/", secure, ...(maxAge !== undefined ? { maxAge } : {}) };
-  setCookie(c, ACCESS_TOKEN_COOKIE, token, { ...base, httpOnly: true, sameSite: "Lax" });
-  setCookie(c, SESSION_PERSISTENT_COOKIE, remember ? "1" : "0", { ...base, httpOnly: true, sameSite: "Lax" });
-  setCookie(c, CSRF_COOKIE, newCsrfToken(), { ...base, httpOnly: false, sameSite: "Strict" });
+  setCookie(c, ACCESS_TOKEN_COOKIE, token, { ...base, ...COOKIE_ATTRS[ACCESS_TOKEN_COOKIE] });
+  setCookie(c, SESSION_PERSISTENT_COOKIE, remember ? "1" : "0", { ...base, ...COOKIE_ATTRS[SESSION_PERSISTENT_COOKIE] });
+  setCookie(c, CSRF_COOKIE, newCsrfToken(), { ...base, ...COOKIE_ATTRS[CSRF_COOKIE] });
   return expiresIn;
 }
 
@@ -144,10 +156,8 @@ function rememberedChoice(c: Context): boolean | undefined {
 
 /** Clear the three session cookies (logout). */
 export function clearSession(c: Context, proxies?: TrustedProxies): void {
-  const secure = proxies ? isSecureRequest(c, proxies) : new URL(c.req.url).protocol === "https:";
-  deleteCookie(c, ACCESS_TOKEN_COOKIE, { path: "/", secure, httpOnly: true, sameSite: "Lax" });
-  deleteCookie(c, CSRF_COOKIE, { path: "/", secure, sameSite: "Strict" });
-  deleteCookie(c, SESSION_PERSISTENT_COOKIE, { path: "/", secure, httpOnly: true, sameSite: "Lax" });
+  const secure = secureRequest(c, proxies);
+  for (const name of [ACCESS_TOKEN_COOKIE, CSRF_COOKIE, SESSION_PERSISTENT_COOKIE] as const) deleteCookie(c, name, { path: "/", secure, ...COOKIE_ATTRS[name] });
 }
 
 /**
