@@ -35,6 +35,10 @@ export function zodIssues(error: z.ZodError, root = "body"): ValidationIssue[] {
 
 const UTF8 = new TextDecoder();
 
+function bodyTooLarge(maxBytes: number): HttpError {
+  return new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
+}
+
 /**
  * The request body's bytes, refused with 413 as soon as more than
  * `maxBytes` have arrived. A body of unannounced length (chunked) is read
@@ -42,9 +46,8 @@ const UTF8 = new TextDecoder();
  * or not, make the gateway hold as much as it cares to send.
  */
 export async function readBodyLimited(c: Context, maxBytes: number): Promise<Uint8Array> {
-  const tooLarge = () => new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
   const declared = Number(c.req.header("content-length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  if (Number.isFinite(declared) && declared > maxBytes) throw bodyTooLarge(maxBytes);
   const body = c.req.raw.body;
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
@@ -56,7 +59,7 @@ export async function readBodyLimited(c: Context, maxBytes: number): Promise<Uin
     size += value.byteLength;
     if (size > maxBytes) {
       void reader.cancel().catch(() => undefined);
-      throw tooLarge();
+      throw bodyTooLarge(maxBytes);
     }
     parts.push(value);
   }
@@ -74,14 +77,14 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T, maxBy
   // 415 unless declared JSON: a foreign page sends text/plain, form or untyped bodies without a CORS preflight
   const contentType = c.req.header("content-type");
   assertJsonContentType(contentType, declared > 0);
-  if (Number.isFinite(declared) && declared > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
+  if (Number.isFinite(declared) && declared > maxBytes) throw bodyTooLarge(maxBytes);
   let text: string;
   try {
     if (Number.isFinite(declared)) {
       // The HTTP parser holds a body to its declared length, checked above: decode it straight from the bytes read.
       text = await c.req.text();
       // (a Request built in-process can declare less than it carries; every UTF-16 unit is at least one byte)
-      if (text.length > maxBytes) throw new HttpError(413, `Request body too large (limit ${maxBytes} bytes)`);
+      if (text.length > maxBytes) throw bodyTooLarge(maxBytes);
     } else {
       text = UTF8.decode(await readBodyLimited(c, maxBytes));
     }
