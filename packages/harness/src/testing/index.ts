@@ -14,3 +14,5 @@ export { startProviderDouble, startPageServer, startDoubleServer, jsonReply, bui
 export type { WebDouble, WebDoubleFault, WebDoubleProvider, ProviderDoubleOptions, DoubleSearchResult, DoubleImageResult, RecordedWebRequest, DoubleReply, DoubleHandler, PageRoute } from "./web-doubles";
 export { startOAuthTokenServer } from "./oauth";
 export type { OAuthTokenServer, OAuthTokenServerOptions, RecordedTokenRequest } from "./oauth";
+export { startPostgres, startRedis, freePort, LocalServerUnavailableError, freshPostgresDatabase } from "./services";
+export type { LocalServer, FreshDatabase } from "./services";
