@@ -1,13 +1,12 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { createLeadAgentFactory, customAgentSignature, runSettings } from "../agents";
 import type { LeadAgentExtensions, LeadAgentFactory } from "../agents";
-import { asCheckpointer, MemoryCheckpointStore, SqliteCheckpointStore } from "../checkpoints";
+import { asCheckpointer } from "../checkpoints";
+import { openStorage } from "../storage";
 import type { Checkpointer } from "../checkpoints";
 import { ConfigManager } from "../config";
 import type { AppConfig, ConfigLogger } from "../config";
 import { ConfigError, errorMessage } from "../errors";
-import { createMemoryStores, openSqliteStores, persistenceDbPath } from "../persistence";
 import type { PersistenceStores } from "../persistence";
 import { createThreadStateView } from "../runtime";
 import type { Agent, StateSnapshot, ThreadStateView } from "../runtime";
@@ -153,30 +152,11 @@ export class DeerFlowRuntime {
       }
     }
     const config = configManager?.get();
-    const backend = config?.database?.backend ?? "sqlite";
     const owned: CloseHook[] = [];
-    if (!options.checkpointer || !options.stores) {
-      if (backend !== "memory" && backend !== "sqlite") {
-        throw new ConfigError(`database.backend '${backend}' is not supported here; use sqlite or memory.`, { details: { key: "database.backend" } });
-      }
-    }
-    let checkpointer: Checkpointer;
-    if (options.checkpointer) checkpointer = asCheckpointer(options.checkpointer);
-    else if (backend === "memory") checkpointer = asCheckpointer(new MemoryCheckpointStore());
-    else {
-      const dbDir = path.join(dataDir, "data");
-      mkdirSync(dbDir, { recursive: true });
-      const store = new SqliteCheckpointStore(path.join(dbDir, "deerflow.db"));
-      checkpointer = asCheckpointer(store);
-      owned.push(() => store.close());
-    }
-    let stores = options.stores;
-    if (!stores) {
-      mkdirSync(dataDir, { recursive: true });
-      stores = backend === "memory" ? createMemoryStores() : openSqliteStores(persistenceDbPath(dataDir));
-      const s = stores;
-      owned.push(() => s.close());
-    }
+    const storage = await openStorage(config, { dataDir, needCheckpoints: !options.checkpointer, needStores: !options.stores });
+    owned.push(() => storage.close());
+    const checkpointer: Checkpointer = asCheckpointer(options.checkpointer ?? storage.checkpointStore!);
+    const stores: PersistenceStores = options.stores ?? storage.stores!;
     let sandboxProvider = options.sandboxProvider;
     if (!sandboxProvider) {
       // /mnt/skills shows each user's enabled-only skills view (see attachSkills).

@@ -1,0 +1,2 @@
+export { openStorage } from "./open-storage";
+export type { OpenedStorage, OpenStorageOptions, StorageBackendName } from "./open-storage";
