@@ -142,6 +142,13 @@ export class ValidationError extends DeerFlowError {
   }
 }
 
+/** A run's stream bridge or signal backend (Redis, SQLite) failed: the affected runs fail, the process keeps serving. */
+export class StreamBridgeError extends DeerFlowError {
+  constructor(message: string, options: DeerFlowErrorOptions & { code?: string } = {}) {
+    super(options.code ?? "stream_bridge_failed", message, options);
+  }
+}
+
 /** True when `err` is a DeerFlowError with the given code. */
 export function hasErrorCode(err: unknown, code: string): boolean {
   return err instanceof DeerFlowError && err.code === code;

@@ -11,6 +11,7 @@ export {
   GraphRecursionError,
   RunCancelledError,
   ValidationError,
+  StreamBridgeError,
   hasErrorCode,
   errorMessage,
 } from "./errors";

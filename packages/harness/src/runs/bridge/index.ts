@@ -1,0 +1,10 @@
+/**
+ * Stream bridges (a run's events, replayable by id) and run signals
+ * (cancel / slot released between processes): in memory, on SQLite, and on
+ * Redis for several server processes.
+ */
+export { createMemoryStreamBridge } from "./memory-bridge";
+export type { MemoryStreamBridgeOptions } from "./memory-bridge";
+export { createMemoryRunSignals } from "./memory-signals";
+export { formatEventId, parseEventId } from "./event-id";
+export type { EventId } from "./event-id";
