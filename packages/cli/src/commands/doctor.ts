@@ -14,6 +14,7 @@ import type { CgroupSupport, SandboxConfig } from "../../../harness/src/sandbox"
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import type { Terminal } from "../io";
 import { authFindings } from "./doctor-auth";
+import { serviceFindings } from "./doctor-services";
 
 /** Help of `deerflow doctor`. */
 export const DOCTOR_HELP = `Usage: deerflow doctor [options]
@@ -24,7 +25,9 @@ the agent gets (warns when it would have no file tools), bubblewrap availability
 and whether it can isolate commands with the real data dir, the effective
 per-sandbox limits (cgroups or rlimits) and network mode, sign-in (auth:
 disabled, or enabled with the secret, the accounts and whether an admin
-exists), and data directory writability.
+exists), PostgreSQL (database.backend: postgres: connects, server version,
+migrations applied) and Redis (stream_bridge.type: redis: PING, version), and
+data directory writability.
 Exit code 0 when nothing is wrong (warnings allowed), 1 otherwise.
 
 Options:
@@ -237,6 +240,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
   }
   if (config) findings.push(...toolFindings(config, rawTools, opts.dataDir));
   if (config) findings.push(...authFindings({ config, rawJwtSecret, env, dataDir: opts.dataDir, envFiles }));
+  if (config) findings.push(...(await serviceFindings(config, env, opts.timeoutMs)));
   // Sandbox: bubblewrap on PATH, and whether it can actually isolate here, binding from the real data dir.
   const sandboxUse = (config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "";
   const needsBwrap = BWRAP_PROVIDER_NAMES.has(sandboxUse);

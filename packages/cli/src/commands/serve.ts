@@ -13,6 +13,8 @@ import { startDemoModel } from "../demo/demo-config";
 import type { Terminal } from "../io";
 import { ensureWebBuild, WEB_DIST } from "../web-build";
 import { authOffReason, liveAuthSection, signInBanner } from "./serve-auth";
+import { registerServeProcess, unsharedPeersWarning } from "./serve-peers";
+import { checkWorkersAllowed, isServeWorker, parseWorkers, reportListening, runSharing, runWorkersPrimary } from "./serve-workers";
 
 /** Help of `deerflow serve`. */
 export const SERVE_HELP = `Usage: deerflow serve [options]
@@ -34,6 +36,9 @@ Options:
   --allow-unauthenticated
                      listen on a non-loopback --host with sign-in off (behind your
                      own authenticating proxy): whoever can connect controls the agent
+  --workers N        start N gateway processes sharing the port (default 1). N > 1
+                     needs database.backend: postgres and stream_bridge.type: redis,
+                     so every process sees every run (docs/scale-out.md)
 
 Sign-in: with auth.enabled: true the gateway asks for an account (see
 \`deerflow users\`); on start it says whether sign-in is required and, while no
@@ -79,6 +84,7 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     demo: { type: "boolean" },
     "no-web-build": { type: "boolean" },
     "allow-unauthenticated": { type: "boolean" },
+    workers: { type: "string" },
   });
   if (values.help) {
     term.line(SERVE_HELP);
@@ -87,6 +93,9 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   const port = values.port === undefined ? 2026 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer 0-65535, got '${values.port}'`, "serve");
   const host = values.host ?? "127.0.0.1";
+  const workers = parseWorkers(values.workers);
+  // a worker forked by `--workers N`: the primary already checked the config, the host and built the UI
+  const worker = isServeWorker();
   const common = commonOptions(values);
   const injected = await resolveAgentFactory();
   const demoMode = !!values.demo && !common.configPath && !injected && !findConfig(common.cwd);
@@ -94,9 +103,11 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   // is allowed, and a bad auth section fails here. The runtime then serves this same manager.
   const configManager = demoMode ? undefined : openConfig(common, (m) => term.error(m), !!injected);
   const auth = resolveAuthSettings(configManager?.get().auth, process.env);
+  const sharing = runSharing(configManager?.get());
+  if (!worker) checkWorkersAllowed(workers, configManager?.get(), demoMode);
   // before anything starts: a refused exposure leaves nothing behind
   const exposureWarning = await checkServeHost(host, values["allow-unauthenticated"] === true, auth);
-  if (exposureWarning) term.error(exposureWarning);
+  if (exposureWarning && !worker) term.error(exposureWarning);
   const exposed = !(await bindHostExposure(host)).loopback;
   let config: AppConfig | ConfigManager | undefined = configManager;
   let demo: Awaited<ReturnType<typeof startDemoModel>> | undefined;
@@ -107,11 +118,21 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     term.line("For any message it walks through a scripted task: it writes and presents a small report.");
     term.line(`Run \`${demo.configureCommand}\` to configure a real provider.`);
   }
-  if (!values["no-web-build"] && process.env.DEERFLOW_SKIP_WEB_BUILD !== "1") {
+  if (worker) {
+    // the primary built (or reported) the web UI
+  } else if (!values["no-web-build"] && process.env.DEERFLOW_SKIP_WEB_BUILD !== "1") {
     const web = await ensureWebBuild({ log: (l) => term.line(l) });
     if (!web.ready) term.error(`Web UI unavailable: ${web.reason}. The API works; / says how to build the UI.`);
   } else if (!existsSync(path.join(WEB_DIST, "index.html"))) {
     term.error("Web UI not built (build skipped): run `npm run build:web`; the API works meanwhile.");
+  }
+  if (workers > 1 && !worker) {
+    return runWorkersPrimary({ workers, term, banner: (url) => [`DeerFlow is running at ${url}`, ...signInBanner(auth, common.dataDir, browsableUrl(url))].join("\n") });
+  }
+  if (!worker) {
+    // several processes on one data dir share threads and files; only PostgreSQL + Redis share runs
+    const { peers } = registerServeProcess(common.dataDir);
+    if (peers.length && !sharing.shared) term.error(unsharedPeersWarning(peers, common.dataDir, sharing));
   }
   // One runtime for the whole server: config (re-read when config.yaml or extensions_config.json changes),
   // checkpointer, stores, sandbox, agents. Closed on shutdown, which also releases sandboxes.
@@ -139,7 +160,8 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     await demo?.close();
     throw err;
   }
-  term.line([`DeerFlow is running at ${url}`, ...signInBanner(auth, common.dataDir, browsableUrl(url))].join("\n"));
+  if (worker) reportListening(url);
+  else term.line([`DeerFlow is running at ${url}`, ...signInBanner(auth, common.dataDir, browsableUrl(url))].join("\n"));
   const stop = async () => {
     await gateway.close();
     await runtime.close();
