@@ -1,12 +1,16 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3Usage } from "@ai-sdk/provider";
-import { ModelCallError } from "../errors";
+import { ModelCallError, ModelConfigError } from "../errors";
 import type { UsageMetadata } from "../messages";
 import { toModelCallError } from "./provider-errors";
-import { deepMerge, extraBodyHeaders } from "./request-fetch";
+import { deepMerge } from "./request-fetch";
 import type { ChatModel, ModelRequest, ModelSettings, ModelStreamPart } from "./types";
 import { toV3Prompt, toV3ToolChoice, toV3Tools } from "./v3-prompt";
 
-/** How per-call settings become AI SDK provider options and extra request-body fields. */
+/**
+ * How per-call settings become AI SDK provider options (the typed path:
+ * reasoning effort, thinking) and, for what has no SDK option, extra
+ * request-body fields.
+ */
 export type SettingsMapper = (settings: ModelSettings) => {
   providerOptions?: Record<string, Record<string, unknown>>;
   extraBody?: Record<string, unknown>;
@@ -19,6 +23,12 @@ export interface AiSdkChatModelOptions {
   /** Model id. */
   modelName: string;
   languageModel: LanguageModelV3;
+  /**
+   * The same model sending `body` merged into its request bodies: used for a
+   * call that brings body fields of its own (`settings.providerOptions`).
+   * Without it such a call is refused.
+   */
+  languageModelWithBody?: (body: Record<string, unknown>) => LanguageModelV3;
   /** Key of this provider in AI SDK provider options/metadata (`openai`, `anthropic`, or the compatible provider's name). */
   providerKey: string;
   /** Default settings from the model config; per-call settings override them. */
@@ -46,6 +56,22 @@ export function mergeSettings(defaults: ModelSettings = {}, call: ModelSettings 
     out.providerOptions = deepMerge(defaults.providerOptions ?? {}, call.providerOptions ?? {});
   }
   return out;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === "object" && !Array.isArray(v);
+}
+
+/** A call's own body fields: its `providerOptions` (`extra_body` / `model_kwargs` flattened) and the mapper's; undefined when none. */
+function callBody(providerOptions: Record<string, unknown> | undefined, mapped: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!providerOptions && !mapped) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(providerOptions ?? {})) {
+    if ((k === "extra_body" || k === "model_kwargs") && isRecord(v)) Object.assign(out, v);
+    else if (v !== undefined) out[k] = v;
+  }
+  Object.assign(out, mapped);
+  return Object.keys(out).length ? out : undefined;
 }
 
 function toUsage(u: LanguageModelV3Usage | undefined): UsageMetadata | undefined {
@@ -87,10 +113,20 @@ export class AiSdkChatModel implements ChatModel {
     this.modelName = options.modelName;
   }
 
+  /** The language model for a call with these extra body fields (the shared one when there are none). */
+  private languageModelFor(body: Record<string, unknown> | undefined): LanguageModelV3 {
+    if (!body) return this.options.languageModel;
+    if (!this.options.languageModelWithBody) {
+      throw new ModelConfigError(`${this.provider} model "${this.modelName}" takes no per-call request-body fields (settings.providerOptions: ${Object.keys(body).join(", ")}).`);
+    }
+    return this.options.languageModelWithBody(body);
+  }
+
   async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
     const o = this.options;
     const settings = mergeSettings(o.defaults, request.settings);
     const mapped = o.mapSettings ? o.mapSettings(settings) : {};
+    const languageModel = this.languageModelFor(callBody(settings.providerOptions, mapped.extraBody));
     const controller = new AbortController();
     const outer = request.signal;
     const onAbort = () => controller.abort(outer?.reason);
@@ -123,7 +159,6 @@ export class AiSdkChatModel implements ChatModel {
       providerOptions: mapped.providerOptions as LanguageModelV3CallOptions["providerOptions"],
       abortSignal: controller.signal,
       includeRawChunks: false,
-      headers: extraBodyHeaders(mapped.extraBody),
     };
 
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
@@ -131,7 +166,7 @@ export class AiSdkChatModel implements ChatModel {
       arm(o.requestTimeoutMs);
       let result;
       try {
-        result = await o.languageModel.doStream(call);
+        result = await languageModel.doStream(call);
       } catch (err) {
         throw fail(err);
       }

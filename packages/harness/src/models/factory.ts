@@ -4,8 +4,8 @@ import { ModelConfigError } from "../errors";
 import { buildProviderChatModel } from "./provider-factory";
 import type { BuildProviderOptions } from "./provider-factory";
 import { resolveProvider } from "./provider-registry";
-import { buildModelKwargs } from "./thinking";
-import type { ChatModel, ReasoningEffort } from "./types";
+import { resolveModelSettings } from "./thinking";
+import type { ChatModel, ModelCallSettings, ReasoningEffort } from "./types";
 
 /** What the lead agent needs to know about the model it got. */
 export interface ResolvedModelConfig {
@@ -26,15 +26,18 @@ export interface ResolvedModelConfig {
   maxTokens: number | null;
   /** Thinking as actually applied (false when downgraded). */
   thinkingEnabled: boolean;
+  /** The effort every call sends (null: none, or the model lacks `supports_reasoning_effort`). */
   reasoningEffort: ReasoningEffort | null;
   /** The validated config entry. */
   entry: ModelConfig;
 }
 
-/** Options of {@link createChatModel}. */
-export interface CreateChatModelOptions extends BuildProviderOptions {
-  /** Requested thinking (default true, DeerFlow's default). */
-  thinkingEnabled?: boolean;
+/**
+ * Options of {@link createChatModel}: the run's typed {@link ModelCallSettings}
+ * (thinking on by default, DeerFlow's default) and the agent's model choices.
+ */
+export interface CreateChatModelOptions extends BuildProviderOptions, Omit<ModelCallSettings, "reasoningEffort"> {
+  /** Requested effort (null or undefined: the model entry's own, if any). */
   reasoningEffort?: ReasoningEffort | null;
   /** Agent overrides (`temperature`, `max_tokens`…); null values ignored. */
   overrides?: Record<string, unknown>;
@@ -91,12 +94,11 @@ export function createChatModel(appConfig: Pick<AppConfig, "models">, name?: str
     }
     thinkingEnabled = false;
   }
-  const reasoningEffort = entry.supports_reasoning_effort ? (options.reasoningEffort ?? null) : null;
   const spec = resolveProvider(entry.use, entry.name);
-  const kwargs = buildModelKwargs(entry, { thinkingEnabled, reasoningEffort, overrides: options.overrides });
-  const model = buildProviderChatModel(spec, entry, kwargs, options);
+  const resolved = resolveModelSettings(entry, { thinkingEnabled, reasoningEffort: options.reasoningEffort, overrides: options.overrides });
+  const model = buildProviderChatModel(spec, entry, resolved, options);
   for (const w of warnings) logger.warn(w);
-  const maxTokens = kwargs.max_tokens ?? entry.max_tokens;
+  const maxTokens = resolved.kwargs.max_tokens ?? entry.max_tokens;
   return {
     model,
     warnings,
@@ -113,7 +115,7 @@ export function createChatModel(appConfig: Pick<AppConfig, "models">, name?: str
       contextWindow: entry.context_window,
       maxTokens: typeof maxTokens === "number" ? maxTokens : null,
       thinkingEnabled,
-      reasoningEffort: (kwargs.reasoning_effort as ReasoningEffort | undefined) ?? null,
+      reasoningEffort: resolved.reasoningEffort,
       entry,
     },
   };

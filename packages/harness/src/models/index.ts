@@ -1,4 +1,5 @@
-export type { ChatModel, JsonSchema, ModelRequest, ModelSettings, ModelStreamPart, ReasoningEffort, ToolSpec } from "./types";
+export type { ChatModel, JsonSchema, ModelCallSettings, ModelRequest, ModelSettings, ModelStreamPart, ReasoningEffort, ThinkingSetting, ToolSpec } from "./types";
+export { isReasoningEffort, REASONING_EFFORTS } from "./types";
 export { AIMessageAccumulator, collectModelStream } from "./accumulate";
 export { AiSdkChatModel, mergeSettings } from "./ai-sdk-chat-model";
 export type { AiSdkChatModelOptions, SettingsMapper } from "./ai-sdk-chat-model";
@@ -9,7 +10,7 @@ export type { BuildProviderOptions } from "./provider-factory";
 export { resolveProvider, supportedProviderUses } from "./provider-registry";
 export type { ProviderFamily, ProviderSpec } from "./provider-registry";
 export { retryAfterMsFromHeaders, toModelCallError } from "./provider-errors";
-export { buildModelKwargs } from "./thinking";
-export type { ThinkingOptions } from "./thinking";
+export { resolveModelSettings } from "./thinking";
+export type { ResolvedModelSettings, ThinkingOptions } from "./thinking";
 export { toV3Prompt, toV3ToolChoice, toV3Tools } from "./v3-prompt";
-export { createRequestFetch, deepMerge, extraBodyHeaders } from "./request-fetch";
+export { createRequestFetch, deepMerge } from "./request-fetch";

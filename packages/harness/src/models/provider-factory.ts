@@ -7,9 +7,13 @@ import { ModelConfigError } from "../errors";
 import { AiSdkChatModel } from "./ai-sdk-chat-model";
 import type { SettingsMapper } from "./ai-sdk-chat-model";
 import type { ProviderSpec } from "./provider-registry";
-import { createRequestFetch } from "./request-fetch";
+import { createRequestFetch, deepMerge } from "./request-fetch";
 import type { FetchFunction } from "./request-fetch";
-import type { ModelSettings, ReasoningEffort } from "./types";
+import type { ResolvedModelSettings } from "./thinking";
+import type { ModelSettings, ReasoningEffort, ThinkingSetting } from "./types";
+
+/** The efforts Anthropic's `output_config.effort` takes (the others are not sent to Anthropic). */
+const ANTHROPIC_EFFORTS: ReadonlySet<ReasoningEffort> = new Set(["low", "medium", "high", "xhigh"]);
 
 const API_KEY_KEYS = ["api_key", "openai_api_key", "anthropic_api_key", "gemini_api_key", "google_api_key", "deepseek_api_key"];
 const BASE_URL_KEYS = ["base_url", "api_base", "openai_api_base", "anthropic_api_url", "base"];
@@ -58,12 +62,13 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
 }
 
-function anthropicThinking(v: unknown): Record<string, unknown> | undefined {
+/** A model entry's native `thinking:` block (`budget_tokens` snake_case) as a typed setting. */
+function anthropicThinking(v: unknown): ThinkingSetting | undefined {
   if (!isRecord(v) || typeof v.type !== "string") return undefined;
-  const out: Record<string, unknown> = { type: v.type };
+  const out: ThinkingSetting = { type: v.type };
   const budget = v.budget_tokens ?? v.budgetTokens;
   if (budget !== undefined) out.budgetTokens = Number(budget);
-  if (v.display !== undefined) out.display = v.display;
+  if (v.display !== undefined) out.display = v.display as string;
   return out;
 }
 
@@ -73,20 +78,29 @@ function numberOrUndefined(v: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
+/** The AI SDK provider-options key of an OpenAI-compatible provider (the SDK reads it camel-cased). */
+function compatibleOptionsKey(id: string): string {
+  return id.replace(/[-_](\w)/g, (_m, c: string) => c.toUpperCase());
+}
+
 /**
- * Build a {@link AiSdkChatModel} for a model entry from its resolved kwargs
- * (see `buildModelKwargs`). Known kwargs map to AI SDK settings; the rest
- * (including `extra_body` / `model_kwargs`, flattened) are merged into the
- * request body. No provider retries (`maxRetries` is owned by middleware).
+ * Build a {@link AiSdkChatModel} for a model entry from its resolved
+ * settings (see `resolveModelSettings`). Known kwargs map to AI SDK settings;
+ * the rest (including `extra_body` / `model_kwargs`, flattened) are merged
+ * into the request body. The typed settings are mapped here, per provider:
+ * reasoning effort becomes OpenAI's and OpenAI-compatible servers'
+ * `reasoning_effort` and Anthropic's `output_config.effort`, a native
+ * `thinking:` block Anthropic's `thinking`. No provider retries
+ * (`maxRetries` is owned by middleware).
  */
 export function buildProviderChatModel(
   spec: ProviderSpec,
   model: ModelConfig,
-  kwargsIn: Record<string, unknown>,
+  resolved: ResolvedModelSettings,
   options: BuildProviderOptions = {},
 ): AiSdkChatModel {
   const env = options.env ?? process.env;
-  const kwargs = { ...kwargsIn };
+  const kwargs = { ...resolved.kwargs };
   const modelId = model.model;
   let apiKey = take(kwargs, API_KEY_KEYS) as string | undefined;
   if (apiKey === undefined && spec.apiKeyEnv) apiKey = env[spec.apiKeyEnv] || undefined;
@@ -113,10 +127,12 @@ export function buildProviderChatModel(
   const maxTokens = numberOrUndefined(take(kwargs, MAX_TOKENS_KEYS));
   const temperature = numberOrUndefined(kwargs.temperature);
   const headers = { ...(isRecord(kwargs.default_headers) ? kwargs.default_headers : {}), ...(isRecord(kwargs.headers) ? kwargs.headers : {}) } as Record<string, string>;
-  const thinking = kwargs.thinking;
-  const reasoningEffort = kwargs.reasoning_effort as ReasoningEffort | undefined;
-  delete kwargs.thinking;
-  delete kwargs.reasoning_effort;
+  const defaults: ModelSettings = { maxTokens, temperature, reasoningEffort: resolved.reasoningEffort ?? undefined };
+  // Anthropic takes native thinking as an SDK option; elsewhere a `thinking` key is a plain body field.
+  if (spec.family === "anthropic") {
+    defaults.thinking = anthropicThinking(kwargs.thinking);
+    delete kwargs.thinking;
+  }
   if (spec.id === "ollama") delete kwargs.reasoning;
 
   // Everything left goes to the wire; extra_body / model_kwargs are flattened like LangChain does.
@@ -127,49 +143,34 @@ export function buildProviderChatModel(
     else body[k] = v;
   }
 
-  const defaults: ModelSettings = { maxTokens, temperature, reasoningEffort };
-  if (thinking !== undefined) defaults.providerOptions = { thinking };
-  const fetch = createRequestFetch({}, options.fetch);
-  const staticBody = body;
-  let languageModel: LanguageModelV3;
+  let make: (fetch: FetchFunction) => LanguageModelV3;
   let providerKey: string;
   let mapSettings: SettingsMapper;
-
   if (spec.family === "anthropic") {
     providerKey = "anthropic";
-    languageModel = createAnthropic({ apiKey, baseURL: baseUrl, headers, fetch })(modelId);
+    make = (fetch) => createAnthropic({ apiKey, baseURL: baseUrl, headers, fetch })(modelId);
     mapSettings = (s) => {
-      const extra: Record<string, unknown> = { ...staticBody };
       const anthropic: Record<string, unknown> = { sendReasoning: true };
-      for (const [k, v] of Object.entries(s.providerOptions ?? {})) {
-        if (k === "thinking") {
-          const t = anthropicThinking(v);
-          if (t) anthropic.thinking = t;
-        } else extra[k] = v;
-      }
-      if (s.reasoningEffort && ["low", "medium", "high", "xhigh"].includes(s.reasoningEffort)) anthropic.effort = s.reasoningEffort;
-      return { providerOptions: { anthropic }, extraBody: extra };
+      if (s.thinking) anthropic.thinking = { ...s.thinking };
+      if (s.reasoningEffort && ANTHROPIC_EFFORTS.has(s.reasoningEffort)) anthropic.effort = s.reasoningEffort;
+      return { providerOptions: { anthropic } };
     };
+  } else if (spec.family === "openai") {
+    providerKey = "openai";
+    make = (fetch) => createOpenAI({ apiKey, baseURL: baseUrl, headers, fetch }).chat(modelId);
+    mapSettings = (s) => (s.reasoningEffort ? { providerOptions: { openai: { reasoningEffort: s.reasoningEffort } } } : {});
   } else {
-    providerKey = spec.family === "openai" ? "openai" : spec.id;
-    languageModel =
-      spec.family === "openai"
-        ? createOpenAI({ apiKey, baseURL: baseUrl, headers, fetch }).chat(modelId)
-        : createOpenAICompatible({ name: spec.id, baseURL: baseUrl, apiKey, headers, fetch, includeUsage: true }).chatModel(modelId);
-    mapSettings = (s) => {
-      const extra: Record<string, unknown> = { ...staticBody };
-      for (const [k, v] of Object.entries(s.providerOptions ?? {})) {
-        if ((k === "extra_body" || k === "model_kwargs") && isRecord(v)) Object.assign(extra, v);
-        else extra[k] = v;
-      }
-      if (s.reasoningEffort) extra.reasoning_effort = s.reasoningEffort;
-      return { extraBody: extra };
-    };
+    providerKey = spec.id;
+    const optionsKey = compatibleOptionsKey(spec.id);
+    make = (fetch) => createOpenAICompatible({ name: spec.id, baseURL: baseUrl, apiKey, headers, fetch, includeUsage: true }).chatModel(modelId);
+    mapSettings = (s) => (s.reasoningEffort ? { providerOptions: { [optionsKey]: { reasoningEffort: s.reasoningEffort } } } : {});
   }
   return new AiSdkChatModel({
     provider: spec.id,
     modelName: modelId,
-    languageModel,
+    languageModel: make(createRequestFetch(body, options.fetch)),
+    // Only a call that brings its own body fields pays for a model of its own.
+    languageModelWithBody: (extra) => make(createRequestFetch(deepMerge(body, extra), options.fetch)),
     providerKey,
     defaults,
     requestTimeoutMs: timeoutSec !== undefined ? timeoutSec * 1000 : undefined,

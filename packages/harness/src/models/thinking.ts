@@ -2,14 +2,23 @@ import type { ModelConfig } from "../config";
 import { MODEL_META_KEYS } from "../config";
 import { ModelConfigError } from "../errors";
 import { deepMerge } from "./request-fetch";
+import { isReasoningEffort, REASONING_EFFORTS } from "./types";
 import type { ReasoningEffort } from "./types";
 
-/** Inputs of {@link buildModelKwargs}. */
+/** Inputs of {@link resolveModelSettings}. */
 export interface ThinkingOptions {
   thinkingEnabled: boolean;
   reasoningEffort?: ReasoningEffort | null;
   /** Agent-level overrides (`temperature`, `max_tokens`…); null/undefined values are ignored. */
   overrides?: Record<string, unknown>;
+}
+
+/** What {@link resolveModelSettings} decides for one model entry and one run's settings. */
+export interface ResolvedModelSettings {
+  /** The provider kwargs (snake_case, as in config.yaml), without `reasoning_effort`. */
+  kwargs: Record<string, unknown>;
+  /** The reasoning effort every call of the model sends, or null for none. */
+  reasoningEffort: ReasoningEffort | null;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -23,17 +32,20 @@ function get(obj: unknown, ...keys: string[]): unknown {
 }
 
 /**
- * DeerFlow's `create_chat_model` rules, producing the provider kwargs of a
- * model entry (snake_case, as in config.yaml):
+ * DeerFlow's `create_chat_model` rules for a model entry:
  * - every non-meta key passes through; agent overrides apply over it;
  * - the `thinking:` shortcut merges into `when_thinking_enabled.thinking`;
  * - thinking on: `when_thinking_enabled` is merged (caller must have checked `supports_thinking`);
  * - thinking off: `when_thinking_disabled`, else `extra_body.thinking={type:disabled}` +
- *   `reasoning_effort=minimal`, else vLLM `chat_template_kwargs` flags set false,
+ *   reasoning effort `minimal`, else vLLM `chat_template_kwargs` flags set false,
  *   else native Anthropic `thinking={type:disabled}`;
- * - `reasoning_effort` is dropped unless `supports_reasoning_effort`.
+ * - reasoning effort: the request's, else the one the rules above set, else the
+ *   entry's `reasoning_effort` key; none unless `supports_reasoning_effort`.
+ *
+ * The effort comes out as a typed value, apart from the kwargs: the provider
+ * mapping turns it into each provider's own field.
  */
-export function buildModelKwargs(model: ModelConfig, options: ThinkingOptions): Record<string, unknown> {
+export function resolveModelSettings(model: ModelConfig, options: ThinkingOptions): ResolvedModelSettings {
   let kwargs: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(model)) {
     if (MODEL_META_KEYS.has(k) || v === null || v === undefined) continue;
@@ -44,6 +56,7 @@ export function buildModelKwargs(model: ModelConfig, options: ThinkingOptions): 
   const wte: Record<string, unknown> = { ...(model.when_thinking_enabled ?? {}) };
   if (model.thinking) wte.thinking = { ...(isRecord(wte.thinking) ? wte.thinking : {}), ...model.thinking };
   const hasThinkingSettings = model.when_thinking_enabled != null || model.thinking != null;
+  let ruleEffort: ReasoningEffort | undefined;
 
   if (options.thinkingEnabled) {
     if (hasThinkingSettings) {
@@ -58,7 +71,7 @@ export function buildModelKwargs(model: ModelConfig, options: ThinkingOptions): 
     kwargs = deepMerge(kwargs, model.when_thinking_disabled);
   } else if (hasThinkingSettings && get(wte, "extra_body", "thinking", "type")) {
     kwargs = deepMerge(kwargs, { extra_body: { thinking: { type: "disabled" } } });
-    kwargs.reasoning_effort = "minimal";
+    ruleEffort = "minimal";
   } else if (hasThinkingSettings && isRecord(get(wte, "extra_body", "chat_template_kwargs"))) {
     const ctk = get(wte, "extra_body", "chat_template_kwargs") as Record<string, unknown>;
     const off: Record<string, unknown> = {};
@@ -68,7 +81,15 @@ export function buildModelKwargs(model: ModelConfig, options: ThinkingOptions): 
     kwargs.thinking = { type: "disabled" };
   }
 
-  if (options.reasoningEffort) kwargs.reasoning_effort = options.reasoningEffort;
-  if (!model.supports_reasoning_effort) delete kwargs.reasoning_effort;
-  return kwargs;
+  // The entry's own key (or a when_thinking_* block's) is the model's default effort; it never reaches the wire as a raw key.
+  const configured = kwargs.reasoning_effort;
+  delete kwargs.reasoning_effort;
+  if (configured !== undefined && configured !== null && !isReasoningEffort(configured)) {
+    throw new ModelConfigError(
+      `Model "${model.name}": reasoning_effort must be one of ${REASONING_EFFORTS.join(", ")} (got ${JSON.stringify(configured)}).`,
+      { code: "model_config_invalid", details: { model: model.name, key: "reasoning_effort" } },
+    );
+  }
+  const effort = options.reasoningEffort ?? ruleEffort ?? (configured as ReasoningEffort | null | undefined) ?? null;
+  return { kwargs, reasoningEffort: model.supports_reasoning_effort ? effort : null };
 }

@@ -11,17 +11,57 @@ export interface ToolSpec {
   parameters: JsonSchema;
 }
 
+/** Reasoning effort levels understood across providers (DeerFlow's `reasoning_effort` values). */
+export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+
 /** Reasoning effort levels understood across providers. */
-export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
+/** Whether `v` is one of {@link REASONING_EFFORTS}. */
+export function isReasoningEffort(v: unknown): v is ReasoningEffort {
+  return typeof v === "string" && (REASONING_EFFORTS as readonly string[]).includes(v);
+}
+
+/**
+ * What a run asks of its model, as typed values from the request's edge
+ * (`thinking_enabled`, `reasoning_effort`) through the agent and the model
+ * factory to the provider mapping, which alone turns them into wire fields.
+ */
+export interface ModelCallSettings {
+  /** Thinking requested; undefined = the default (on where the model supports it). */
+  thinkingEnabled?: boolean;
+  /** Reasoning effort requested; dropped for a model without `supports_reasoning_effort`. */
+  reasoningEffort?: ReasoningEffort;
+}
+
+/**
+ * Native extended thinking as the Anthropic API takes it (`thinking:` of a
+ * model entry, `budget_tokens` as `budgetTokens`).
+ */
+export interface ThinkingSetting {
+  /** `enabled`, `disabled` or `adaptive`. */
+  type: string;
+  budgetTokens?: number;
+  display?: string;
+}
 
 /** Per-call settings. Providers ignore what they do not support. */
 export interface ModelSettings {
   temperature?: number;
   maxTokens?: number;
+  /**
+   * Mapped per provider: OpenAI and OpenAI-compatible `reasoning_effort`,
+   * Anthropic `output_config.effort` (`low`…`xhigh` only).
+   */
   reasoningEffort?: ReasoningEffort;
+  /** Anthropic extended thinking (other providers take thinking through their request-body keys). */
+  thinking?: ThinkingSetting;
   /** Tool choice: `auto` (default), `none`, `required`, or one tool by name. */
   toolChoice?: "auto" | "none" | "required" | { name: string };
-  /** Provider-specific options merged into the request body (e.g. `thinking`, `extra_body`). */
+  /**
+   * Extra request-body fields for this call (`extra_body` / `model_kwargs`
+   * are flattened), merged over the model entry's own passthrough keys.
+   */
   providerOptions?: Record<string, unknown>;
 }
 

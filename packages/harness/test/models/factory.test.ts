@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ModelConfigError } from "../../src/errors";
-import { buildModelKwargs, createChatModel, resolveModelEntry, resolveProvider } from "../../src/models";
+import { createChatModel, resolveModelSettings, resolveModelEntry, resolveProvider } from "../../src/models";
 import { configWithModels } from "./helpers";
 
 const twoModels = configWithModels(
@@ -84,8 +84,9 @@ describe("model resolution chain", () => {
   });
 });
 
-describe("thinking rules (buildModelKwargs)", () => {
+describe("thinking rules (resolveModelSettings)", () => {
   const model = (yaml: string) => configWithModels(yaml).models[0];
+  const buildModelKwargs = (m: Parameters<typeof resolveModelSettings>[0], o: Parameters<typeof resolveModelSettings>[1]) => resolveModelSettings(m, o).kwargs;
 
   it("passes extra keys through and drops meta keys", () => {
     const m = model(`  - name: a\n    use: openai\n    model: x\n    top_p: 0.5\n    supports_vision: true\n    context_window: 10\n    display_name: A\n`);
@@ -113,10 +114,14 @@ describe("thinking rules (buildModelKwargs)", () => {
 
   it("thinking off: extra_body.thinking → disabled + reasoning_effort minimal (kept only with supports_reasoning_effort)", () => {
     const base = `  - name: a\n    use: deepseek\n    model: x\n    supports_thinking: true\n    when_thinking_enabled: {extra_body: {thinking: {type: enabled}}}\n`;
-    const kw = buildModelKwargs(model(base + "    supports_reasoning_effort: true\n"), { thinkingEnabled: false });
-    expect(kw.extra_body).toEqual({ thinking: { type: "disabled" } });
-    expect(kw.reasoning_effort).toBe("minimal");
-    expect(buildModelKwargs(model(base), { thinkingEnabled: false })).not.toHaveProperty("reasoning_effort");
+    const r = resolveModelSettings(model(base + "    supports_reasoning_effort: true\n"), { thinkingEnabled: false });
+    expect(r.kwargs.extra_body).toEqual({ thinking: { type: "disabled" } });
+    // the effort is a typed value, never a raw kwarg
+    expect(r.reasoningEffort).toBe("minimal");
+    expect(r.kwargs).not.toHaveProperty("reasoning_effort");
+    expect(resolveModelSettings(model(base), { thinkingEnabled: false }).reasoningEffort).toBeNull();
+    // the request's effort wins over the rule's
+    expect(resolveModelSettings(model(base + "    supports_reasoning_effort: true\n"), { thinkingEnabled: false, reasoningEffort: "high" }).reasoningEffort).toBe("high");
   });
 
   it("thinking off: vLLM chat_template_kwargs flags are set false", () => {
@@ -132,11 +137,18 @@ describe("thinking rules (buildModelKwargs)", () => {
 
   it("drops reasoning_effort unless supports_reasoning_effort; overrides apply, nulls ignored", () => {
     const m = model(`  - name: a\n    use: openai\n    model: x\n    temperature: 0.2\n    reasoning_effort: high\n`);
-    const kw = buildModelKwargs(m, { thinkingEnabled: false, reasoningEffort: "low", overrides: { temperature: 0.9, max_tokens: null } });
-    expect(kw).not.toHaveProperty("reasoning_effort");
-    expect(kw.temperature).toBe(0.9);
-    expect(kw).not.toHaveProperty("max_tokens");
+    const r = resolveModelSettings(m, { thinkingEnabled: false, reasoningEffort: "low", overrides: { temperature: 0.9, max_tokens: null } });
+    expect(r.kwargs).not.toHaveProperty("reasoning_effort");
+    expect(r.reasoningEffort).toBeNull();
+    expect(r.kwargs.temperature).toBe(0.9);
+    expect(r.kwargs).not.toHaveProperty("max_tokens");
     const m2 = model(`  - name: a\n    use: openai\n    model: x\n    supports_reasoning_effort: true\n`);
-    expect(buildModelKwargs(m2, { thinkingEnabled: false, reasoningEffort: "low" }).reasoning_effort).toBe("low");
+    expect(resolveModelSettings(m2, { thinkingEnabled: false, reasoningEffort: "low" }).reasoningEffort).toBe("low");
+    // the entry's own reasoning_effort key is the model's default effort
+    const m3 = model(`  - name: a\n    use: openai\n    model: x\n    supports_reasoning_effort: true\n    reasoning_effort: medium\n`);
+    expect(resolveModelSettings(m3, { thinkingEnabled: false })).toMatchObject({ reasoningEffort: "medium", kwargs: { model: "x" } });
+    expect(resolveModelSettings(m3, { thinkingEnabled: false, reasoningEffort: "high" }).reasoningEffort).toBe("high");
+    const bad = model(`  - name: a\n    use: openai\n    model: x\n    supports_reasoning_effort: true\n    reasoning_effort: extreme\n`);
+    expect(() => resolveModelSettings(bad, { thinkingEnabled: false })).toThrow(/reasoning_effort must be one of/);
   });
 });

@@ -27,7 +27,6 @@ describe("config keys reach the wire", () => {
       { thinkingEnabled: true, reasoningEffort: "high" },
     );
     expect(body).toMatchObject({ model: "doubao", max_tokens: 321, temperature: 0.3, top_p: 0.9, thinking: { type: "enabled" }, reasoning_effort: "high" });
-    // the per-call fields travel to the fetch in a request header, which never reaches the provider
     expect(Object.keys(server.requests[server.requests.length - 1].headers).filter((h) => h.startsWith("x-deerflow"))).toEqual([]);
     expect(body).not.toHaveProperty("max_retries");
     expect(body).not.toHaveProperty("timeout");
@@ -71,5 +70,67 @@ describe("config keys reach the wire", () => {
     expect(body.thinking).toEqual({ type: "disabled" });
     expect(body.max_tokens).toBe(50);
     expect(body.temperature).toBe(0.1);
+  });
+});
+
+describe("reasoning effort is one typed setting, mapped per provider", () => {
+  const efforts = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+  const entries = {
+    openai: (url: string) => `  - name: m\n    use: langchain_openai:ChatOpenAI\n    model: gpt-4o\n    api_key: k\n    base_url: ${url}/v1\n    supports_reasoning_effort: true\n`,
+    deepseek: (url: string) => `  - name: m\n    use: deepseek\n    model: d\n    api_key: k\n    base_url: ${url}/v1\n    supports_reasoning_effort: true\n    extra_body: {top_k: 3}\n`,
+    anthropic: (url: string) => `  - name: m\n    use: anthropic\n    model: claude-sonnet-4\n    api_key: k\n    base_url: ${url}\n    max_tokens: 1000\n    supports_reasoning_effort: true\n`,
+  };
+
+  /** The body a call sends without an effort, and with each effort value. */
+  async function bodies(flavour: keyof typeof entries) {
+    const yaml = entries[flavour](server.url);
+    const plain = await once(yaml, { thinkingEnabled: false });
+    const withEffort: Record<string, Record<string, unknown>> = {};
+    for (const e of efforts) withEffort[e] = await once(yaml, { thinkingEnabled: false, reasoningEffort: e });
+    return { plain, withEffort };
+  }
+
+  it.each(["openai", "deepseek"] as const)("%s: each effort is the body's reasoning_effort and nothing else changes", async (flavour) => {
+    const { plain, withEffort } = await bodies(flavour);
+    expect(plain).not.toHaveProperty("reasoning_effort");
+    for (const e of efforts) {
+      const { reasoning_effort, ...rest } = withEffort[e];
+      expect(reasoning_effort).toBe(e);
+      expect(rest).toEqual(plain);
+    }
+    if (flavour === "deepseek") expect(plain.top_k).toBe(3);
+    for (const r of server.requests) expect(Object.keys(r.headers).filter((h) => h.startsWith("x-deerflow"))).toEqual([]);
+  });
+
+  it("anthropic: low…xhigh become output_config.effort; none and minimal send nothing; nothing else changes", async () => {
+    const { plain, withEffort } = await bodies("anthropic");
+    expect(plain).not.toHaveProperty("output_config");
+    expect(plain).not.toHaveProperty("reasoning_effort");
+    for (const e of efforts) {
+      const { output_config, ...rest } = withEffort[e];
+      expect(output_config).toEqual(e === "none" || e === "minimal" ? undefined : { effort: e });
+      expect(rest).toEqual(plain);
+    }
+  });
+
+  it("a model without supports_reasoning_effort sends no effort, whatever was asked", async () => {
+    const body = await once(entries.openai(server.url).replace("    supports_reasoning_effort: true\n", ""), { reasoningEffort: "high" });
+    expect(body).not.toHaveProperty("reasoning_effort");
+  });
+
+  it("anthropic native thinking reaches the wire as thinking with budget_tokens", async () => {
+    const body = await once(entries.anthropic(server.url) + "    supports_thinking: true\n    thinking: {type: enabled, budget_tokens: 512}\n", { thinkingEnabled: true });
+    expect(body.thinking).toEqual({ type: "enabled", budget_tokens: 512 });
+  });
+
+  it("per-call providerOptions reach only their own call's body", async () => {
+    server.push("a", "b");
+    const { model } = createChatModel(configWithModels(entries.openai(server.url)), "m", { logger: { warn() {} } });
+    await Promise.all([
+      collectModelStream(model.stream({ messages: [humanMessage("1")], tools: [], settings: { providerOptions: { extra_body: { tag: "one" } } } })),
+      collectModelStream(model.stream({ messages: [humanMessage("2")], tools: [] })),
+    ]);
+    const tagged = server.requests.map((r) => [JSON.stringify(r.body!.messages).includes('"1"') ? "1" : "2", r.body!.tag]);
+    expect(tagged.sort()).toEqual([["1", "one"], ["2", undefined]]);
   });
 });
