@@ -5,6 +5,8 @@
 export { isoNow } from "./clock";
 export { DeerFlowError, ConfigError, ModelCallError, ModelConfigError, ToolError, SandboxError, PathAccessError, CheckpointError, InvalidUpdateError, GraphRecursionError, RunCancelledError, ValidationError, hasErrorCode, errorMessage } from "./errors";
 export type { DeerFlowErrorOptions, ModelErrorKind } from "./errors";
+export { maskCredentials, maskUrl, openPgPool, runMigrations, MigrationError } from "./postgres";
+export type { Migration, MigrationOutcome, PgPoolOptions } from "./postgres";
 export { ParseLimitError, utf8Length, checkYamlLimits, countYamlNodes, DEFAULT_YAML_LIMITS, parseYamlBounded, DEFAULT_MAX_JSON_DEPTH, jsonDepth } from "./parsing";
 export type { YamlLimits } from "./parsing";
 export { REMOVE_ALL_MESSAGES, newAIMessageId, newMessageId, newToolCallId, aiMessage, humanMessage, removeAllMessages, removeMessage, systemMessage, toolMessage, contentText, hasToolCalls, isAIMessage, isHidden, isToolMessage, lastGenuineHumanIndex, lastIndexOfType, lastMessageOfType, messageText, reasoningText, coerceMessage } from "./messages";
@@ -13,8 +15,8 @@ export { applyUpdate, baseStateSchema, initialState, lastValue, mergeSchemas, ad
 export type { AgentState, Channel, StateSchema, StateUpdate, CommandGoto, DelegationEntry, PromotedState, SandboxState, SkillContextEntry, ThreadDataState, ThreadState, Todo, ViewedImage } from "./state";
 export { formatZodError, tool, toToolSpec, zodToJsonSchema } from "./tools";
 export type { CustomEvent, NestedStreamEvent, RunContext, ToolDefinition, ToolResult, ToolRuntime, ToolOptions } from "./tools";
-export { AIMessageAccumulator, collectModelStream, AiSdkChatModel, mergeSettings, createChatModel, resolveModelEntry, buildProviderChatModel, resolveProvider, supportedProviderUses, retryAfterMsFromHeaders, toModelCallError, buildModelKwargs, toV3Prompt, toV3ToolChoice, toV3Tools, createRequestFetch, deepMerge, extraBodyHeaders } from "./models";
-export type { ChatModel, JsonSchema, ModelRequest, ModelSettings, ModelStreamPart, ReasoningEffort, ToolSpec, AiSdkChatModelOptions, SettingsMapper, CreateChatModelOptions, CreatedChatModel, ResolvedModelConfig, BuildProviderOptions, ProviderFamily, ProviderSpec, ThinkingOptions } from "./models";
+export { AIMessageAccumulator, collectModelStream, AiSdkChatModel, mergeSettings, createChatModel, resolveModelEntry, buildProviderChatModel, resolveProvider, supportedProviderUses, retryAfterMsFromHeaders, toModelCallError, resolveModelSettings, isReasoningEffort, REASONING_EFFORTS, toV3Prompt, toV3ToolChoice, toV3Tools, createRequestFetch, deepMerge } from "./models";
+export type { ChatModel, JsonSchema, ModelRequest, ModelSettings, ModelStreamPart, ReasoningEffort, ToolSpec, ModelCallSettings, ThinkingSetting, ResolvedModelSettings, AiSdkChatModelOptions, SettingsMapper, CreateChatModelOptions, CreatedChatModel, ResolvedModelConfig, BuildProviderOptions, ProviderFamily, ProviderSpec, ThinkingOptions } from "./models";
 export { createAgent, assertThreadId, createThreadStateView, GraphInterrupt, isAbortError, isGraphInterrupt, composeModelCall, composeToolCall, hookOrder, pendingToolCalls, errorToolMessage, normaliseToolResult, INHERITED_CONTEXT_KEYS, runChild, AGENT_CALLER, callerTokens, createRunOutcomeRecorder, emptyRunOutcome } from "./runtime";
 export type { CreateAgentOptions, ThreadStateView, ChildLeaseProvider, ChildRunOptions, RunChildFn, CallerUsage, RunOutcome, RunOutcomeError, RunOutcomeRecorder, UsageTotals, Agent, AgentMiddleware, HookResult, Interrupt, JumpTarget, ModelCallHandler, ModelCallRequest, RunConfig, RunInput, RunOptions, RunResult, RunStatus, RunStream, Runtime, StateSnapshot, StreamEvent, StreamMode, ToolCallHandler, ToolCallRequest, ToolCallResult } from "./runtime";
 export { applyDelta, deltaSize, diffState, MemoryCheckpointStore, SqliteCheckpointStore, asCheckpointer, Checkpointer, newCheckpointId } from "./checkpoints";
