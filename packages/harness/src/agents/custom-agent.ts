@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { parseYamlBounded } from "../parsing";
 import { ValidationError } from "../errors";
+import { writeFilesAtomicSync } from "../fs";
 
 /** A custom agent's config (`{base}/users/{uid}/agents/{name}/config.yaml` + `SOUL.md`). */
 export interface CustomAgentConfig {
@@ -137,33 +137,20 @@ export function listCustomAgents(baseDir: string, userId: string, warn?: (m: str
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-function stage(target: string, text: string): string {
-  const tmp = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-  writeFileSync(tmp, text, "utf8");
-  return tmp;
-}
-
 /**
- * Write `config.yaml` and/or `SOUL.md`: each is staged to a temp file in the
- * same directory and renamed over the target, so a reader never sees half a
- * file. The two renames are sequential, not one transaction.
+ * Write `config.yaml` and/or `SOUL.md` with the shared atomic write: both
+ * are staged (written and fsynced) before either is renamed over its target,
+ * so a reader never sees half a file. The two renames are sequential, not
+ * one transaction.
  */
 function writeAgentFiles(dir: string, config: CustomAgentDocument | null, soul: string | null): void {
-  const staged: Array<[string, string]> = [];
-  try {
-    if (config) {
-      const { soul: _dropped, ...doc } = config as CustomAgentConfig;
-      staged.push([stage(join(dir, "config.yaml"), stringify(doc)), join(dir, "config.yaml")]);
-    }
-    if (soul !== null) staged.push([stage(join(dir, SOUL_FILENAME), soul), join(dir, SOUL_FILENAME)]);
-    while (staged.length) {
-      const [tmp, target] = staged[0];
-      renameSync(tmp, target);
-      staged.shift();
-    }
-  } finally {
-    for (const [tmp] of staged) if (existsSync(tmp)) unlinkSync(tmp);
+  const files: Array<{ file: string; data: string }> = [];
+  if (config) {
+    const { soul: _dropped, ...doc } = config as CustomAgentConfig;
+    files.push({ file: join(dir, "config.yaml"), data: stringify(doc) });
   }
+  if (soul !== null) files.push({ file: join(dir, SOUL_FILENAME), data: soul });
+  writeFilesAtomicSync(files);
 }
 
 /**

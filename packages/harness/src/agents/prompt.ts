@@ -4,10 +4,10 @@
  * the prompt prefix stays identical across turns and provider caches hit.
  */
 
-/** Escape text that enters the prompt as data (`&`, `<`, `>`). */
-export function escapePromptData(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
+import { escapeXmlText } from "../text";
+
+/** Escape text that enters the prompt as data (`&`, `<`, `>`): the shared rule of `text/escape.ts`. */
+export const escapePromptData: (text: string) => string = escapeXmlText;
 
 /** A skill as listed in the prompt (metadata only; the body is read on demand). */
 export interface PromptSkill {

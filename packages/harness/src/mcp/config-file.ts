@@ -1,6 +1,6 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import path from "node:path";
+import { existsSync, readFileSync } from "node:fs";
 import { ValidationError } from "../errors";
+import { writeFileAtomicSync } from "../fs";
 import { mcpServerConfigSchema } from "../config";
 import { formatZodError } from "../tools";
 import { isSensitiveKey, MASKED_VALUE, maskArgs, maskUrlsIn, restoreMaskedArgs, restoreMaskedUrl } from "./secret-mask";
@@ -122,26 +122,13 @@ export function readRawExtensionsConfig(file: string): Record<string, unknown> {
   return parsed;
 }
 
-/** Write JSON so readers see the old or the new file, never half of one (temp file in the same dir, fsync, rename). */
+/**
+ * Write JSON so readers see the old or the new file, never half of one (the
+ * shared atomic write: temp file, fsync, rename, fsync of the directory).
+ * Mode 0o600: the file holds server credentials.
+ */
 export function atomicWriteJson(file: string, data: unknown): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = openSync(tmp, "w", 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(data, null, 2)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp, file);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // nothing left to clean
-    }
-    throw err;
-  }
+  writeFileAtomicSync(file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
 }
 
 /** The masked API view of a raw document's `mcpServers`. */

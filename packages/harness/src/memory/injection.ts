@@ -9,13 +9,13 @@
  * on tool output or uploads rank below the user's own at every step and are
  * listed in their own "Unverified" section, each marked with its origin.
  */
+import { escapeXmlText as escape } from "../text";
 import type { MemoryBackendConfig } from "./config";
 import { factProvenance, provenanceRank } from "./provenance";
 import { estimateTokens } from "./tokens";
 import type { ScoredId } from "./index-db";
 import type { MemoryDocument, MemoryFact, MemoryInjectionReport, MemoryTriple, ThreadSummary } from "./types";
 
-const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** Inputs of {@link formatMemoryInjection}. */
 export interface InjectionInput {

@@ -6,9 +6,11 @@
  * so a crash mid-write leaves the previous version intact. Reads are cached
  * and revalidated by file size and mtime, so an external edit is picked up.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { DeerFlowError } from "../errors";
+import { writeFileAtomicSync } from "../fs";
+import type { AtomicWriteSteps } from "../fs";
 import { SAFE_ID } from "../sandbox/ids";
 import { emptyMemoryDocument, emptySection, HISTORY_SECTIONS, USER_SECTIONS } from "./types";
 import type { MemoryDocument, MemoryFact, MemoryScope } from "./types";
@@ -27,24 +29,8 @@ export class MemoryConflictError extends DeerFlowError {
   }
 }
 
-/** Low-level file operations (replaceable in tests to simulate a crash). */
-export interface MemoryFileOps {
-  writeTemp(file: string, data: string): void;
-  rename(from: string, to: string): void;
-}
-
-const realOps: MemoryFileOps = {
-  writeTemp(file, data) {
-    const fd = openSync(file, "w", 0o600);
-    try {
-      writeSync(fd, data);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  },
-  rename: renameSync,
-};
+/** Low-level file operations of the shared atomic write (replaceable in tests to simulate a crash). */
+export type MemoryFileOps = AtomicWriteSteps;
 
 /** A user or agent name that can become a directory name. */
 export function safeScopeName(kind: "user" | "agent", name: string): string {
@@ -98,7 +84,7 @@ export class MemoryFileStorage {
 
   constructor(
     readonly baseDir: string,
-    private readonly ops: MemoryFileOps = realOps,
+    private readonly ops?: MemoryFileOps,
   ) {}
 
   /** The file holding a scope's memory. */
@@ -151,13 +137,9 @@ export class MemoryFileStorage {
       if (actual !== expectedRevision) throw new MemoryConflictError(expectedRevision, actual);
     }
     const next: MemoryDocument = { ...doc, version: doc.version || "1.0", revision: (expectedRevision ?? doc.revision) + 1, lastUpdated: new Date().toISOString() };
-    mkdirSync(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
     try {
-      this.ops.writeTemp(tmp, JSON.stringify(next, null, 2));
-      this.ops.rename(tmp, file);
+      writeFileAtomicSync(file, JSON.stringify(next, null, 2), { mode: 0o600, steps: this.ops });
     } catch (err) {
-      rmSync(tmp, { force: true });
       this.invalidate(scope);
       throw err;
     }

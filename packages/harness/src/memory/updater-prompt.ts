@@ -5,6 +5,7 @@
  * of the thread (tier 2) and entity–relation–entity triples (tier 3), so the
  * two extra tiers cost no extra call.
  */
+import { escapeXmlText as escapeText, escapeXmlTextDeep as escapeDeep } from "../text";
 import type { MemoryDocument, MemoryFact } from "./types";
 import type { MemorySignal } from "./message-filter";
 
@@ -69,16 +70,6 @@ const SIGNAL_HINTS: Record<MemorySignal, string> = {
   decision: "Signal: the user made a decision. Store only a lasting user-level decision, not a choice for this task.",
 };
 
-function escapeText(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
-function escapeDeep(v: unknown): unknown {
-  if (typeof v === "string") return escapeText(v);
-  if (Array.isArray(v)) return v.map(escapeDeep);
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, escapeDeep(x)]));
-  return v;
-}
 
 /** Inputs of {@link buildUpdaterPrompt}. */
 export interface UpdaterPromptInput {

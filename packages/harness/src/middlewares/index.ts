@@ -10,7 +10,7 @@ export {
   WEB_CONTENT_END,
   frameWebContent,
   neutralizeWebContent,
-} from "./prompt-tags";
+} from "../text";
 export { createInputSanitizationMiddleware, ORIGINAL_USER_CONTENT_KEY } from "./input-sanitization";
 export type { InputSanitizationOptions } from "./input-sanitization";
 export { createToolOutputBudgetMiddleware, toolOutputOptionsSchema } from "./tool-output-budget";

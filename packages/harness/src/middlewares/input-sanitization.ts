@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ContentBlock, HumanMessage, Message, MessageContent } from "../messages";
 import { contentText } from "../messages";
 import type { AgentMiddleware, ModelCallRequest } from "../runtime/types";
-import { frameUntrustedText, neutralizeUntrustedText } from "./prompt-tags";
+import { frameUntrustedText, neutralizeUntrustedText } from "../text";
 import { parseMiddlewareOptions } from "./zod-options";
 
 /** `additional_kwargs` key holding the user's pre-sanitization text (server-owned provenance). */

@@ -1,5 +1,6 @@
 import { humanMessage, systemMessage } from "../messages";
 import type { Message } from "../messages";
+import { boundText, escapeXmlText } from "../text";
 
 /** Max chars of the summary rendered into a request. */
 export const SUMMARY_RENDER_CHAR_BUDGET = 6000;
@@ -15,28 +16,12 @@ export const DURABLE_CONTEXT_AUTHORITY_CONTRACT = [
 /** `additional_kwargs` marker of the data message. */
 export const DURABLE_CONTEXT_DATA_KEY = "durable_context_data";
 
-/** Python `html.escape(s, quote=False)`: `&`, `<`, `>`. */
-export function escapeHtmlText(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
-/** Keep head 2/3 and tail of `text` within `cap` chars, joined by `\n...\n`. */
-export function boundText(text: string, cap: number): string {
-  if (text.length <= cap) return text;
-  if (cap <= 0) return "";
-  const marker = "\n...\n";
-  const head = Math.floor((cap * 2) / 3);
-  if (cap <= marker.length) return text.slice(0, cap);
-  const tail = Math.max(0, cap - head - marker.length);
-  if (tail === 0) return text.slice(0, cap);
-  return `${text.slice(0, head)}${marker}${text.slice(text.length - tail)}`;
-}
 
 /** The `<durable_context_data>` block for a summary, or "" when there is none. */
 export function renderSummaryDataBlock(summary: string | null | undefined): string {
   const s = (summary ?? "").trim();
   if (!s) return "";
-  return `<durable_context_data>\n## Conversation summary so far\n${escapeHtmlText(boundText(s, SUMMARY_RENDER_CHAR_BUDGET))}\n</durable_context_data>`;
+  return `<durable_context_data>\n## Conversation summary so far\n${escapeXmlText(boundText(s, SUMMARY_RENDER_CHAR_BUDGET))}\n</durable_context_data>`;
 }
 
 /**

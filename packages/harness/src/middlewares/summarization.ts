@@ -8,7 +8,8 @@ import type { AgentState } from "../state";
 import { isDynamicContextReminder } from "./dynamic-context";
 import { approximateTokenCounter, bufferString, cutoffForMessages, cutoffForTokens } from "./summarization-cutoff";
 import type { TokenCounter } from "./summarization-cutoff";
-import { escapeHtmlText, projectSummary } from "./summarization-projection";
+import { escapeXmlText } from "../text";
+import { projectSummary } from "./summarization-projection";
 import { parseMiddlewareOptions } from "./zod-options";
 
 /** Default summary prompt (used when `summary_prompt` is null). `{messages}` is replaced by the history. */
@@ -164,8 +165,8 @@ export function createSummarizationMiddleware(options: SummarizationOptions = {}
       }
     }
     const parts: string[] = [];
-    if (prev) parts.push("<existing_summary>", escapeHtmlText(prev), "</existing_summary>", "");
-    if (fresh) parts.push("<new_messages>", escapeHtmlText(fresh), "</new_messages>");
+    if (prev) parts.push("<existing_summary>", escapeXmlText(prev), "</existing_summary>", "");
+    if (fresh) parts.push("<new_messages>", escapeXmlText(fresh), "</new_messages>");
     if (!parts.length) return { canned: TOO_LONG_SUMMARY };
     return { prompt: prompt.replace("{messages}", parts.join("\n")).trimEnd() };
   }

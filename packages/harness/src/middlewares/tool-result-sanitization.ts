@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ContentBlock, MessageContent, ToolMessage } from "../messages";
 import type { AgentMiddleware, ToolCallResult } from "../runtime/types";
 import { Command, isCommand } from "../state";
-import { neutralizeWebContent } from "./prompt-tags";
+import { neutralizeWebContent } from "../text";
 import { parseMiddlewareOptions } from "./zod-options";
 
 /** Tools whose results are attacker-influenceable remote content (matched by name). */

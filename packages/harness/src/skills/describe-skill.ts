@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { escapeXmlText as escape } from "../text";
 import { tool } from "../tools";
 import type { ToolDefinition } from "../tools";
 import { agentAllows } from "./activation";
@@ -8,10 +9,6 @@ import type { Skill } from "./types";
 
 /** Results of a keyword search (a `select:` list is not capped). */
 export const DESCRIBE_SKILL_MAX_RESULTS = 5;
-
-function escape(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
 
 /**
  * Match skills against a `describe_skill` query:
@@ -71,8 +68,7 @@ export function createDescribeSkillTool(options: { registry: SkillLookup; agentS
       'Query forms: "select:a,b" (exact names, no cap), keywords (best 5 matches), "+term rest" (name must contain term).',
     schema,
     execute: async ({ name }, runtime) => {
-      const userId = typeof runtime.context.user_id === "string" && runtime.context.user_id ? runtime.context.user_id : "default";
-      const visible = (await options.registry.list(userId)).filter((s) => s.enabled && agentAllows(options.agentSkills, s.name));
+      const visible = (await options.registry.list(runtime.context.identity.userId)).filter((s) => s.enabled && agentAllows(options.agentSkills, s.name));
       const matched = searchSkills(visible, name);
       return matched.length ? renderSkillMetadata(matched, options.registry.containerPath) : `No skills matched: ${name}`;
     },

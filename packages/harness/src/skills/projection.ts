@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, readdirSync } from "node:fs";
 import { chmod, copyFile, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { KeyedMutex } from "./atomic-write";
+import { KeyedMutex } from "./keyed-mutex";
 import type { Skill } from "./types";
 
 const MANIFEST = ".projection-manifest.json";

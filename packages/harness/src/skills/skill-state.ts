@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { ExtensionsConfig } from "../config";
-import { KeyedMutex, writeFileAtomic } from "./atomic-write";
+import { writeFileAtomic } from "../fs";
+import { KeyedMutex } from "./keyed-mutex";
 
 /** `{name: {enabled}}` as stored in `extensions_config.json → skills` and per-user `_skill_states.json`. */
 export type SkillStates = Record<string, { enabled: boolean }>;
@@ -78,7 +79,8 @@ export class SkillStateStore {
       const skills = doc.skills && typeof doc.skills === "object" && !Array.isArray(doc.skills) ? (doc.skills as Record<string, unknown>) : {};
       skills[name] = { enabled };
       doc.skills = skills;
-      await writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`);
+      // 0o600 like the MCP writer: the same file holds MCP servers' credentials.
+      await writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
     });
     return file;
   }

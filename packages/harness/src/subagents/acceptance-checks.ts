@@ -1,5 +1,5 @@
 import { errorMessage, PathAccessError } from "../errors";
-import { neutralizeUntrustedText } from "../middlewares/prompt-tags";
+import { neutralizeUntrustedText } from "../text";
 import type { Sandbox } from "../sandbox";
 import { checkTestsPassed } from "./acceptance-tests-passed";
 import type { BashExecution } from "./acceptance-tests-passed";

@@ -1,6 +1,6 @@
 import { contentText, humanMessage } from "../messages";
 import type { AIMessage, HumanMessage, Message, ToolMessage } from "../messages";
-import { neutralizeUntrustedText } from "../middlewares/prompt-tags";
+import { neutralizeUntrustedText } from "../text";
 
 /** `name` and `additional_kwargs` marker of the snapshot message. */
 export const PARENT_CONTEXT_SNAPSHOT_NAME = "parent_context_snapshot";

@@ -1,7 +1,7 @@
 import type { AIMessage, Message, ToolMessage } from "../messages";
 import type { DelegationEntry } from "../state";
 import { TERMINAL_DELEGATION_STATUSES } from "../state";
-import { escapeHtmlText } from "../middlewares/summarization-projection";
+import { escapeXmlText } from "../text";
 import { boundResultText, readSubagentResultMetadata, sha256Hex } from "./status-contract";
 
 /** Ledger limits. */
@@ -82,7 +82,7 @@ export function extractDelegations(messages: readonly Message[], now: string = n
 
 /** Whitespace collapsed to single spaces, then HTML-escaped: entries are data inside the data block. */
 function esc(value: unknown): string {
-  return escapeHtmlText(String(value ?? "").split(/\s+/).filter(Boolean).join(" "));
+  return escapeXmlText(String(value ?? "").split(/\s+/).filter(Boolean).join(" "));
 }
 
 function entryLine(e: DelegationEntry): string {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { boundText } from "../middlewares/summarization-projection";
+import { boundText } from "../text";
 
 /**
  * The structured result contract of a `task` ToolMessage. The text is what

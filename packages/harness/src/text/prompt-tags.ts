@@ -1,8 +1,8 @@
 /**
  * Framework prompt tags and the primitives that neutralize them in untrusted
- * text (user input, fetched web content). Shared by InputSanitization,
- * ToolResultSanitization and any other middleware that lets untrusted text
- * reach the model.
+ * text (user input, fetched web content, sub-agent results). Shared by the
+ * sanitization middlewares, the web tools and the sub-agent result contract:
+ * these are security rules, so they live in one place and nowhere else.
  */
 
 /**

@@ -10,6 +10,7 @@ import { artifactUrl, DEFAULT_UPLOAD_LIMITS } from "./shapes";
 import type { UploadDeleteResponse, UploadedFileInfo, UploadLimits, UploadListResponse, UploadResponse } from "./shapes";
 import { VIRTUAL_USER_DATA_ROOT } from "./thread-paths";
 import type { ThreadPaths } from "./thread-paths";
+import { syncDir, syncFile } from "../fs";
 
 /** One file to upload: bytes in memory, a host file to copy, or a byte stream. */
 export type UploadSource =
@@ -149,7 +150,10 @@ export class UploadManager {
           throw new UploadError("upload_name_conflict", `Cannot replace '${s.name}': it exists and is not a regular file.`, 400, { details: { filename: s.name } });
         }
       }
+      // The shared durability policy (fs/atomic-write.ts): bytes on disk before the rename, the renames recorded after.
+      for (const s of staged) await syncFile(s.tmp);
       for (const s of staged) await rename(s.tmp, s.final);
+      await syncDir(paths.uploads);
     } catch (err) {
       await Promise.all(staged.map((s) => rm(s.tmp, { force: true })));
       if (err instanceof UploadError) throw err;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { errorMessage } from "../errors";
-import { frameWebContent } from "../middlewares/prompt-tags";
+import { frameWebContent } from "../text";
 import { tool } from "../tools";
 import type { ToolDefinition, ToolResult } from "../tools";
 import { FETCH_PROVIDERS } from "./fetch-providers";

@@ -3,7 +3,7 @@ import { ConfigError } from "../../src/errors";
 import { aiMessage, contentText, humanMessage, systemMessage } from "../../src/messages";
 import type { HumanMessage, Message } from "../../src/messages";
 import { createInputSanitizationMiddleware, ORIGINAL_USER_CONTENT_KEY } from "../../src/middlewares/input-sanitization";
-import { USER_INPUT_BEGIN, USER_INPUT_END } from "../../src/middlewares/prompt-tags";
+import { USER_INPUT_BEGIN, USER_INPUT_END } from "../../src/text";
 import { createAgent } from "../../src/runtime";
 import { ScriptedModel } from "../../src/testing";
 import { captureModel, modelRequest } from "./_fixtures-guards";

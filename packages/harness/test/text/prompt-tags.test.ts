@@ -6,7 +6,7 @@ import {
   neutralizeUntrustedText,
   USER_INPUT_BEGIN,
   USER_INPUT_END,
-} from "../../src/middlewares/prompt-tags";
+} from "../../src/text";
 
 describe("prompt-tags", () => {
   it("covers DeerFlow's framework and injection tags", () => {

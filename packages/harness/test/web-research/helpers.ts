@@ -1,4 +1,4 @@
-import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/middlewares/prompt-tags";
+import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/text";
 import { createRunOutcomeRecorder } from "../../src/runtime/outcome";
 import type { ToolDefinition, ToolRuntime } from "../../src/tools";
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeerFlowClient } from "../../src/client";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
 import { messageText } from "../../src/messages";
-import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/middlewares/prompt-tags";
+import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/text";
 import { ScriptedModel } from "../../src/testing";
 import { startPageServer, startProviderDouble } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";

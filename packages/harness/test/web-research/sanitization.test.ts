@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { humanMessage, messageText } from "../../src/messages";
-import { frameWebContent, neutralizeWebContent, USER_INPUT_END, WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/middlewares/prompt-tags";
+import { frameWebContent, neutralizeWebContent, USER_INPUT_END, WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/text";
 import { createToolResultSanitizationMiddleware } from "../../src/middlewares/tool-result-sanitization";
 import { createAgent } from "../../src/runtime";
 import { ScriptedModel } from "../../src/testing";

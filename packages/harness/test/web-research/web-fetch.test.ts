@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/middlewares/prompt-tags";
+import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/text";
 import { buildTestPdf, startPageServer, startProviderDouble } from "../../src/testing/web-doubles";
 import type { WebDouble } from "../../src/testing/web-doubles";
 import { createWebFetchTool } from "../../src/web-research";
