@@ -1,11 +1,14 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import type pg from "pg";
 import { MemoryCheckpointStore, SqliteCheckpointStore } from "../checkpoints";
 import type { CheckpointStore } from "../checkpoints";
 import type { AppConfig } from "../config";
 import { ConfigError } from "../errors";
 import { createMemoryStores, openSqliteStores, persistenceDbPath } from "../persistence";
 import type { PersistenceStores } from "../persistence";
+import { openPostgresStorage } from "../postgres";
+import type { RunLeases, RunLock } from "../runs/backend-types";
 
 /** Which database holds a runtime's checkpoints, threads, runs and transcript. */
 export type StorageBackendName = "memory" | "sqlite" | "postgres";
@@ -17,6 +20,12 @@ export interface OpenedStorage {
   readonly checkpointStore?: CheckpointStore;
   /** Threads, runs, transcript (undefined when the caller supplied its own). */
   readonly stores?: PersistenceStores;
+  /** The run slot per thread on the same database (PostgreSQL: shared by every process on it). */
+  readonly runLock?: RunLock;
+  /** The runs' execution leases on the same database. */
+  readonly runLeases?: RunLeases;
+  /** The PostgreSQL pool the stores use, for other stores of the process to share (postgres only). */
+  readonly pgPool?: pg.Pool;
   /** Release what was opened here. */
   close(): Promise<void>;
 }
@@ -26,6 +35,10 @@ export interface OpenStorageOptions {
   dataDir: string;
   needCheckpoints: boolean;
   needStores: boolean;
+  /** Open the database for its run lock and leases even when neither stores nor checkpoints are needed. */
+  needRunBackends?: boolean;
+  /** Where PostgreSQL connection trouble is reported (masked); default: a console warning. */
+  log?: (message: string) => void;
 }
 
 /**
@@ -38,7 +51,7 @@ export async function openStorage(config: AppConfig | undefined, options: OpenSt
   const close = async () => {
     for (const c of closers.reverse()) await c();
   };
-  if (!options.needCheckpoints && !options.needStores) return { backend, close };
+  if (!options.needCheckpoints && !options.needStores && !options.needRunBackends) return { backend, close };
   if (backend === "memory") {
     return {
       backend,
@@ -65,5 +78,25 @@ export async function openStorage(config: AppConfig | undefined, options: OpenSt
     }
     return { backend, checkpointStore, stores, close };
   }
-  throw new ConfigError(`database.backend '${backend}' is not supported here; use sqlite or memory.`, { details: { key: "database.backend" } });
+  if (backend === "postgres") {
+    const url = config?.database?.postgres_url?.trim();
+    if (!url) {
+      throw new ConfigError("database.backend is 'postgres' but database.postgres_url is not set (e.g. postgres_url: $DATABASE_URL with DATABASE_URL=postgres://user:password@host:5432/db).", {
+        details: { key: "database.postgres_url" },
+      });
+    }
+    const log = options.log ?? ((m: string) => console.warn(`[deerflow:postgres] ${m}`));
+    // Nothing is written under the data dir: every store of the backend lives in the database.
+    const pgStorage = await openPostgresStorage({ url, schema: config?.database?.postgres_schema, log });
+    return {
+      backend,
+      checkpointStore: options.needCheckpoints ? pgStorage.checkpointStore : undefined,
+      stores: options.needStores ? pgStorage.stores : undefined,
+      runLock: pgStorage.runLock,
+      runLeases: pgStorage.runLeases,
+      pgPool: pgStorage.pool,
+      close: () => pgStorage.close(),
+    };
+  }
+  throw new ConfigError(`database.backend '${backend}' is not supported; use memory, sqlite or postgres.`, { details: { key: "database.backend" } });
 }

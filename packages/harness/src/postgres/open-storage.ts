@@ -1,0 +1,63 @@
+import type pg from "pg";
+import type { PersistenceStores } from "../persistence/types";
+import { PostgresCheckpointStore } from "./checkpoint-store";
+import { runMigrations } from "./migrate";
+import { PostgresMessageStore, PostgresRunStore, PostgresThreadStore } from "./persistence-stores";
+import { openPgPool } from "./pool";
+import { PostgresRunLeases, PostgresRunLock } from "./run-backends";
+import { CHECKPOINT_MIGRATIONS, PERSISTENCE_MIGRATIONS, RUN_BACKEND_MIGRATIONS } from "./schema";
+
+/** What {@link openPostgresStorage} opens. */
+export interface PostgresStorageOptions {
+  url: string;
+  /** `database.postgres_schema` (tables go there; created when missing). */
+  schema?: string | null;
+  log: (message: string) => void;
+  /** Pool size (default 10). */
+  max?: number;
+}
+
+/** The core stores on one PostgreSQL pool. */
+export interface PostgresStorage {
+  readonly pool: pg.Pool;
+  readonly checkpointStore: PostgresCheckpointStore;
+  readonly stores: PersistenceStores;
+  readonly runLock: PostgresRunLock;
+  readonly runLeases: PostgresRunLeases;
+  /** End the pool (after the stores' last writes resolved). */
+  close(): Promise<void>;
+}
+
+/**
+ * Open the pool, bring the tables up to date (each component's migrations
+ * under the advisory lock, so processes starting together are safe) and
+ * return the stores. Unreachable servers and bad URLs are `ConfigError`s
+ * naming `database.postgres_url`, with the password masked.
+ */
+export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
+  const pool = await openPgPool({ url: options.url, schema: options.schema, max: options.max, log: options.log });
+  try {
+    await runMigrations(pool, "checkpoints", CHECKPOINT_MIGRATIONS);
+    await runMigrations(pool, "persistence", PERSISTENCE_MIGRATIONS);
+    await runMigrations(pool, "run_backends", RUN_BACKEND_MIGRATIONS);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= pool.end());
+  return {
+    pool,
+    checkpointStore: new PostgresCheckpointStore(pool),
+    stores: {
+      threads: new PostgresThreadStore(pool),
+      runs: new PostgresRunStore(pool),
+      messages: new PostgresMessageStore(pool),
+      // The storage closes the pool once for every store on it.
+      async close() {},
+    },
+    runLock: new PostgresRunLock(pool),
+    runLeases: new PostgresRunLeases(pool),
+    close,
+  };
+}

@@ -1,0 +1,306 @@
+import type pg from "pg";
+import type {
+  MessageRow,
+  MessageStore,
+  RunRecord,
+  RunStore,
+  ThreadRecord,
+  ThreadSearch,
+  ThreadStore,
+} from "../persistence/types";
+import { emptyUsage } from "../persistence/usage";
+import { int8, prepared } from "./statements";
+
+type Row = Record<string, unknown>;
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== "string") return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+const THREAD_COLS = "thread_id, user_id, status, metadata, display_name, created_at, updated_at";
+const RUN_COLS =
+  "run_id, thread_id, user_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, usage, stop_reason, error, model_name, execution";
+
+function toThread(r: Row): ThreadRecord {
+  return {
+    threadId: r.thread_id as string,
+    userId: r.user_id as string,
+    status: r.status as string,
+    // jsonb: node-postgres hands back the parsed value.
+    metadata: (r.metadata as Record<string, unknown>) ?? {},
+    displayName: (r.display_name as string | null) ?? null,
+    createdAt: r.created_at as string,
+    updatedAt: r.updated_at as string,
+  };
+}
+
+function toRun(r: Row): RunRecord {
+  return {
+    runId: r.run_id as string,
+    threadId: r.thread_id as string,
+    userId: r.user_id as string,
+    assistantId: r.assistant_id as string,
+    status: r.status as RunRecord["status"],
+    metadata: parseJson(r.metadata, {}),
+    kwargs: parseJson(r.kwargs, {}),
+    multitaskStrategy: r.multitask_strategy as RunRecord["multitaskStrategy"],
+    createdAt: r.created_at as string,
+    updatedAt: r.updated_at as string,
+    usage: { ...emptyUsage(), ...parseJson<Partial<RunRecord["usage"]>>(r.usage, {}) },
+    stopReason: (r.stop_reason as string | null) ?? null,
+    error: (r.error as string | null) ?? null,
+    modelName: (r.model_name as string | null) ?? null,
+    // Only present when stored, as the SQLite store does.
+    ...(typeof r.execution === "string" ? { execution: parseJson<RunRecord["execution"]>(r.execution, null) } : {}),
+  };
+}
+
+/** A patchable field: its column and how its value is encoded. */
+type ColumnSpec = Record<string, { column: string; encode?: "json" | "jsonb" }>;
+
+const THREAD_COLUMNS: ColumnSpec = {
+  userId: { column: "user_id" },
+  status: { column: "status" },
+  metadata: { column: "metadata", encode: "jsonb" },
+  displayName: { column: "display_name" },
+  updatedAt: { column: "updated_at" },
+};
+
+const RUN_COLUMNS: ColumnSpec = {
+  status: { column: "status" },
+  metadata: { column: "metadata", encode: "json" },
+  kwargs: { column: "kwargs", encode: "json" },
+  updatedAt: { column: "updated_at" },
+  usage: { column: "usage", encode: "json" },
+  stopReason: { column: "stop_reason" },
+  error: { column: "error" },
+  modelName: { column: "model_name" },
+  execution: { column: "execution", encode: "json" },
+};
+
+/**
+ * `UPDATE … SET <patched columns> WHERE key = $n` in a fixed column order
+ * (one prepared statement per set of fields), without reading the row first;
+ * undefined when nothing is to be written.
+ */
+function patchQuery(table: string, columns: ColumnSpec, patch: Record<string, unknown>, keyColumn: string, key: string): pg.QueryConfig | undefined {
+  const sets: string[] = [];
+  const values: unknown[] = [];
+  for (const field in columns) {
+    const value = patch[field];
+    if (value === undefined) continue;
+    const spec = columns[field];
+    values.push(spec.encode ? JSON.stringify(value) : value);
+    sets.push(`${spec.column} = $${values.length}${spec.encode === "jsonb" ? "::jsonb" : ""}`);
+  }
+  if (!sets.length) return undefined;
+  values.push(key);
+  return prepared(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${keyColumn} = $${values.length}`, values);
+}
+
+/** {@link ThreadStore} over `deerflow_threads`. */
+export class PostgresThreadStore implements ThreadStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async create(t: ThreadRecord): Promise<void> {
+    await this.pool.query(
+      prepared(`INSERT INTO deerflow_threads (${THREAD_COLS}) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`, [
+        t.threadId,
+        t.userId,
+        t.status,
+        JSON.stringify(t.metadata),
+        t.displayName,
+        t.createdAt,
+        t.updatedAt,
+      ]),
+    );
+  }
+
+  async get(threadId: string): Promise<ThreadRecord | undefined> {
+    const res = await this.pool.query(prepared(`SELECT ${THREAD_COLS} FROM deerflow_threads WHERE thread_id = $1`, [threadId]));
+    return res.rows[0] ? toThread(res.rows[0]) : undefined;
+  }
+
+  async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
+    const q = patchQuery("deerflow_threads", THREAD_COLUMNS, patch, "thread_id", threadId);
+    if (q) await this.pool.query(q);
+  }
+
+  async delete(threadId: string): Promise<void> {
+    await this.pool.query(prepared(`DELETE FROM deerflow_threads WHERE thread_id = $1`, [threadId]));
+  }
+
+  /**
+   * Filtered, ordered and paged in the database (pinned first, `updatedAt`
+   * desc, id desc — bytewise, as the other stores compare). A metadata key
+   * matches when its value equals the filter's (a missing key never does).
+   */
+  async search(f: ThreadSearch): Promise<ThreadRecord[]> {
+    const values: unknown[] = [f.userId];
+    const where = ["user_id = $1"];
+    if (f.status) {
+      values.push(f.status);
+      where.push(`status = $${values.length}`);
+    }
+    for (const [k, v] of Object.entries(f.metadata ?? {})) {
+      if (v === undefined) continue;
+      values.push(k, JSON.stringify(v));
+      where.push(`metadata -> $${values.length - 1}::text = $${values.length}::jsonb`);
+    }
+    values.push(f.limit, f.offset);
+    const sql = `SELECT ${THREAD_COLS} FROM deerflow_threads WHERE ${where.join(" AND ")}
+      ORDER BY COALESCE(metadata -> 'deerflow_pinned' = 'true'::jsonb, false) DESC, updated_at DESC, thread_id DESC
+      LIMIT $${values.length - 1} OFFSET $${values.length}`;
+    const res = await this.pool.query(prepared(sql, values));
+    return res.rows.map(toThread);
+  }
+
+  async listRunning(): Promise<ThreadRecord[]> {
+    const res = await this.pool.query(prepared(`SELECT ${THREAD_COLS} FROM deerflow_threads WHERE status = 'running'`, []));
+    return res.rows.map(toThread);
+  }
+}
+
+/** {@link RunStore} over `deerflow_runs`. */
+export class PostgresRunStore implements RunStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async create(r: RunRecord): Promise<void> {
+    await this.pool.query(
+      prepared(`INSERT INTO deerflow_runs (${RUN_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, [
+        r.runId,
+        r.threadId,
+        r.userId,
+        r.assistantId,
+        r.status,
+        JSON.stringify(r.metadata),
+        JSON.stringify(r.kwargs),
+        r.multitaskStrategy,
+        r.createdAt,
+        r.updatedAt,
+        JSON.stringify(r.usage),
+        r.stopReason,
+        r.error,
+        r.modelName,
+        r.execution ? JSON.stringify(r.execution) : null,
+      ]),
+    );
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const res = await this.pool.query(prepared(`SELECT ${RUN_COLS} FROM deerflow_runs WHERE run_id = $1`, [runId]));
+    return res.rows[0] ? toRun(res.rows[0]) : undefined;
+  }
+
+  async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
+    const q = patchQuery("deerflow_runs", RUN_COLUMNS, patch, "run_id", runId);
+    if (q) await this.pool.query(q);
+  }
+
+  async listByThread(threadId: string): Promise<RunRecord[]> {
+    const res = await this.pool.query(
+      prepared(`SELECT ${RUN_COLS} FROM deerflow_runs WHERE thread_id = $1 ORDER BY created_at DESC, seq DESC`, [threadId]),
+    );
+    return res.rows.map(toRun);
+  }
+
+  async deleteByThread(threadId: string): Promise<void> {
+    await this.pool.query(prepared(`DELETE FROM deerflow_runs WHERE thread_id = $1`, [threadId]));
+  }
+
+  /** One statement: the runs it changed are exactly the ones it returns, even with several processes. */
+  async recoverOrphans(now: string): Promise<RunRecord[]> {
+    const res = await this.pool.query(
+      prepared(
+        `UPDATE deerflow_runs SET status = 'error', stop_reason = 'orphan_recovered', error = $1, updated_at = $2
+           WHERE status IN ('pending', 'running') RETURNING ${RUN_COLS}`,
+        ["The server stopped while this run was in progress", now],
+      ),
+    );
+    return res.rows.map(toRun);
+  }
+}
+
+const MESSAGE_COLS = "seq, thread_id, run_id, message_id, message_type, content, created_at";
+
+/** {@link MessageStore} over `deerflow_messages`. */
+export class PostgresMessageStore implements MessageStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /**
+   * The whole batch in one statement (arrays unnested in order). A message
+   * already in the transcript keeps its row, run and position and gets the
+   * new content; an id repeated within the batch is stored at its first
+   * position with its last content, as one-by-one inserts would leave it.
+   */
+  async record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void> {
+    const at = new Map<string, number>();
+    const ids: string[] = [];
+    const types: string[] = [];
+    const contents: string[] = [];
+    for (const m of messages) {
+      if (typeof m.id !== "string" || !m.id) continue;
+      const seen = at.get(m.id);
+      if (seen !== undefined) {
+        contents[seen] = JSON.stringify(m);
+        continue;
+      }
+      at.set(m.id, ids.length);
+      ids.push(m.id);
+      types.push(String(m.type ?? "unknown"));
+      contents.push(JSON.stringify(m));
+    }
+    if (!ids.length) return;
+    await this.pool.query(
+      prepared(
+        `INSERT INTO deerflow_messages (thread_id, run_id, message_id, message_type, content, created_at)
+           SELECT $1, $2, m.id, m.type, m.content, $3
+             FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS m(id, type, content, ord)
+             ORDER BY m.ord
+         ON CONFLICT (thread_id, message_id) DO UPDATE SET content = excluded.content`,
+        [threadId, runId, createdAt, ids, types, contents],
+      ),
+    );
+  }
+
+  async page(threadId: string, options: { limit: number; beforeSeq?: number }): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
+    const before = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
+    const res = await this.pool.query(
+      prepared(`SELECT ${MESSAGE_COLS} FROM deerflow_messages WHERE thread_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
+        threadId,
+        before,
+        options.limit + 1,
+      ]),
+    );
+    const hasMore = res.rows.length > options.limit;
+    const rows = res.rows
+      .slice(0, options.limit)
+      .reverse()
+      .map(
+        (r): MessageRow => ({
+          seq: int8(r.seq),
+          threadId: r.thread_id as string,
+          runId: r.run_id as string,
+          messageId: r.message_id as string,
+          messageType: r.message_type as string,
+          content: parseJson(r.content, {}),
+          createdAt: r.created_at as string,
+        }),
+      );
+    return { rows, hasMore };
+  }
+
+  async runIds(threadId: string): Promise<Map<string, string>> {
+    const res = await this.pool.query(prepared(`SELECT message_id, run_id FROM deerflow_messages WHERE thread_id = $1 ORDER BY seq`, [threadId]));
+    return new Map(res.rows.map((r) => [r.message_id as string, r.run_id as string]));
+  }
+
+  async deleteByThread(threadId: string): Promise<void> {
+    await this.pool.query(prepared(`DELETE FROM deerflow_messages WHERE thread_id = $1`, [threadId]));
+  }
+}
