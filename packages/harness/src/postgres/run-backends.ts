@@ -12,7 +12,7 @@ import { int8, prepared } from "./statements";
 
 const LOCK_ACQUIRE = `INSERT INTO deerflow_run_locks AS l (thread_id, run_id, owner, expires_at) VALUES ($1, $2, $3, $4)
   ON CONFLICT (thread_id) DO UPDATE SET run_id = excluded.run_id, owner = excluded.owner, expires_at = excluded.expires_at
-  WHERE l.expires_at < $5 OR l.run_id = excluded.run_id
+  WHERE l.expires_at <= $5 OR l.run_id = excluded.run_id
   RETURNING run_id`;
 const LOCK_RENEW = `UPDATE deerflow_run_locks SET expires_at = $4 WHERE thread_id = $1 AND run_id = $2 AND owner = $3`;
 const LOCK_RELEASE = `DELETE FROM deerflow_run_locks WHERE thread_id = $1 AND run_id = $2`;
@@ -46,7 +46,7 @@ export class PostgresRunLock implements RunLock {
 const LEASE_COLS = "run_id, thread_id, owner, expires_at";
 const LEASE_ACQUIRE = `INSERT INTO deerflow_run_leases AS l (${LEASE_COLS}) VALUES ($1, $2, $3, $4)
   ON CONFLICT (run_id) DO UPDATE SET thread_id = excluded.thread_id, owner = excluded.owner, expires_at = excluded.expires_at
-  WHERE l.expires_at < $5 OR l.owner = excluded.owner
+  WHERE l.expires_at <= $5 OR l.owner = excluded.owner
   RETURNING run_id`;
 const LEASE_RENEW = `UPDATE deerflow_run_leases SET expires_at = $3 WHERE run_id = $1 AND owner = $2`;
 const LEASE_RELEASE = `DELETE FROM deerflow_run_leases WHERE run_id = $1 AND owner = $2`;
