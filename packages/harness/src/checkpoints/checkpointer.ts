@@ -4,6 +4,7 @@ import { randomHexPooled } from "../messages/ids";
 import type { AgentState } from "../state";
 import { applyDelta, diffState } from "./delta";
 import { MemoryCheckpointStore } from "./memory-store";
+import { compactRunMetadata, expandRunMetadata, runBaseOf } from "./run-metadata";
 import type { CheckpointMetadata, CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 
 /** A checkpoint with its reconstructed state. */
@@ -16,6 +17,14 @@ export interface LoadedCheckpoint {
 export interface CheckpointerOptions {
   /** How many threads' latest states are kept in memory (default 256). */
   cacheSize?: number;
+}
+
+/** The run whose checkpoints a thread is receiving: where its run metadata is stored and its latest checkpoint. */
+interface RunBase {
+  runId: string;
+  baseId: string;
+  metadata: CheckpointMetadata;
+  headId: string;
 }
 
 /**
@@ -74,6 +83,10 @@ export class Checkpointer {
   readonly store: CheckpointStore;
   private readonly cache = new Map<string, LoadedCheckpoint>();
   private readonly cacheSize: number;
+  /** Per thread, the run writing to it (see {@link compactRunMetadata}). */
+  private readonly runs = new Map<string, RunBase>();
+  /** Full metadata of recently read or written run bases, by checkpoint id (immutable once stored). */
+  private readonly bases = new Map<string, CheckpointMetadata>();
 
   constructor(store: CheckpointStore, options: CheckpointerOptions = {}) {
     this.store = store;
@@ -101,14 +114,15 @@ export class Checkpointer {
         return cached;
       }
     }
-    const target = await this.store.get(threadId, checkpointId);
-    if (!target) return undefined;
-    const chain = await this.store.chain(threadId, target.checkpointId);
-    if (!chain.length || chain[chain.length - 1].checkpointId !== target.checkpointId) {
-      throw new CheckpointError(`Checkpoint chain of ${target.checkpointId} is broken`, { code: "checkpoint_corrupt" });
+    const stored = await this.store.get(threadId, checkpointId);
+    if (!stored) return undefined;
+    const chain = await this.store.chain(threadId, stored.checkpointId);
+    if (!chain.length || chain[chain.length - 1].checkpointId !== stored.checkpointId) {
+      throw new CheckpointError(`Checkpoint chain of ${stored.checkpointId} is broken`, { code: "checkpoint_corrupt" });
     }
     let values: AgentState = { messages: [] };
     for (const rec of chain) values = applyDelta(values, rec.delta);
+    const target = await this.withRunMetadata(stored, chain);
     const loaded = { record: target, values };
     if (!checkpointId) this.remember(threadId, loaded);
     return loaded;
@@ -149,29 +163,102 @@ export class Checkpointer {
       delta: diffState(parent.values, next),
     };
     const loaded = { record, values: next };
-    const durable = this.store.put(record);
+    const durable = this.store.put(this.storedForm(record));
     this.remember(threadId, loaded);
     durable.catch(() => {
       if (this.cache.get(threadId) === loaded) this.cache.delete(threadId);
+      const run = this.runs.get(threadId);
+      if (run && (run.baseId === record.checkpointId || run.headId === record.checkpointId)) this.runs.delete(threadId);
     });
     return { loaded, durable };
   }
 
-  /** Checkpoint records of a thread, newest first (no state). */
-  list(threadId: string, options?: ListCheckpointOptions): Promise<CheckpointRecord[]> {
-    return this.store.list(threadId, options);
+  /**
+   * The record as stored: a checkpoint that continues the run whose first
+   * checkpoint is known here stores only what is its own (see
+   * {@link compactRunMetadata}); any other becomes its run's base.
+   */
+  private storedForm(record: CheckpointRecord): CheckpointRecord {
+    const runId = record.metadata.run_id;
+    const { threadId } = record;
+    if (typeof runId !== "string") {
+      this.runs.delete(threadId);
+      return record;
+    }
+    const run = this.runs.get(threadId);
+    if (run && run.runId === runId && run.headId === record.parentId) {
+      run.headId = record.checkpointId;
+      const compact = compactRunMetadata(record.metadata, run.baseId, run.metadata);
+      if (compact) return { ...record, metadata: compact };
+    }
+    this.runs.delete(threadId);
+    this.runs.set(threadId, { runId, baseId: record.checkpointId, metadata: record.metadata, headId: record.checkpointId });
+    if (this.runs.size > this.cacheSize) {
+      const oldest = this.runs.keys().next().value;
+      if (oldest !== undefined) this.runs.delete(oldest);
+    }
+    this.rememberBase(record.checkpointId, record.metadata);
+    return record;
+  }
+
+  private rememberBase(checkpointId: string, metadata: CheckpointMetadata): void {
+    this.bases.delete(checkpointId);
+    this.bases.set(checkpointId, metadata);
+    if (this.bases.size > this.cacheSize * 4) {
+      const oldest = this.bases.keys().next().value;
+      if (oldest !== undefined) this.bases.delete(oldest);
+    }
+  }
+
+  /**
+   * A stored record with its full metadata: a record that inherits its run's
+   * metadata gets it from `known` (records read along with it), the bases
+   * seen recently, or the store.
+   */
+  private async withRunMetadata(
+    record: CheckpointRecord,
+    known?: ReadonlyMap<string, CheckpointRecord> | readonly CheckpointRecord[],
+  ): Promise<CheckpointRecord> {
+    const baseId = runBaseOf(record);
+    if (!baseId) return record;
+    const cached = this.bases.get(baseId);
+    if (cached) return expandRunMetadata(record, cached);
+    const near = known instanceof Map ? known.get(baseId) : (known as readonly CheckpointRecord[] | undefined)?.find((r) => r.checkpointId === baseId);
+    const rec = near ?? (await this.store.get(record.threadId, baseId));
+    if (!rec) {
+      throw new CheckpointError(`Checkpoint ${record.checkpointId} inherits the metadata of checkpoint ${baseId}, which is not stored`, {
+        code: "checkpoint_corrupt",
+      });
+    }
+    this.rememberBase(baseId, rec.metadata);
+    return expandRunMetadata(record, rec.metadata);
+  }
+
+  /** Checkpoint records of a thread, newest first (no state), each with its full metadata. */
+  async list(threadId: string, options?: ListCheckpointOptions): Promise<CheckpointRecord[]> {
+    const records = await this.store.list(threadId, options);
+    const byId = new Map(records.map((r) => [r.checkpointId, r]));
+    const out: CheckpointRecord[] = [];
+    for (const rec of records) out.push(await this.withRunMetadata(rec, byId));
+    return out;
   }
 
   /** Delete a thread's checkpoints. */
   async deleteThread(threadId: string): Promise<void> {
     this.cache.delete(threadId);
+    this.runs.delete(threadId);
     await this.store.deleteThread(threadId);
   }
 
   /** Forget cached state (e.g. after external writes). */
   invalidate(threadId?: string): void {
-    if (threadId) this.cache.delete(threadId);
-    else this.cache.clear();
+    if (threadId) {
+      this.cache.delete(threadId);
+      this.runs.delete(threadId);
+    } else {
+      this.cache.clear();
+      this.runs.clear();
+    }
   }
 }
 

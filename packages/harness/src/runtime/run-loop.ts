@@ -8,6 +8,7 @@ import { applyUpdate, initialState, isCommand } from "../state";
 import type { AgentState, StateSchema, StateUpdate } from "../state";
 import { toToolSpec } from "../tools";
 import type { CustomEvent, RunContext, ToolDefinition } from "../tools";
+import { createRunContext } from "./run-context";
 import type { Checkpointer } from "../checkpoints";
 import { EventQueue } from "./event-queue";
 import { isAbortError, isGraphInterrupt } from "./interrupt";
@@ -91,12 +92,15 @@ export class RunExecution<S extends AgentState> {
     this.modes = new Set(options.streamMode ?? ["values", "updates", "messages", "custom"]);
     this.ns = options.namespace ?? [];
     this.signal = options.signal ?? new AbortController().signal;
-    this.context = {
-      ...(options.context ?? {}),
-      thread_id: this.threadId,
-      run_id: this.runId,
-      user_id: (options.context?.user_id as string | undefined) ?? "default",
-    };
+    this.context = createRunContext({
+      threadId: this.threadId,
+      runId: this.runId,
+      context: options.context,
+      configurable: options.configurable,
+      identity: options.identity,
+      settings: options.settings,
+      secrets: options.secrets,
+    });
     this.config = {
       configurable: { ...(options.configurable ?? {}), thread_id: this.threadId },
       metadata: { ...(options.metadata ?? {}) },
@@ -210,7 +214,9 @@ export class RunExecution<S extends AgentState> {
   /**
    * Checkpoint the current state and emit it as `values`. The write is queued and the loop goes on (LangGraph's
    * "async" durability): no model call waits for a commit, reads still see it (stores commit queued writes first,
-   * in order). A failed write fails the run at its next commit; the run returns once all are durable.
+   * in order). The loop waits for durability only where it is promised: before a tool with side effects runs
+   * (see `toolsPhase`), and before the run returns (its end, an interrupt, a cancel or a failure). A failed
+   * write fails the run at its next commit.
    */
   private async commit(writer: string, opts: { source?: "input" | "loop" | "fork"; interrupts?: Interrupt[]; next?: Phase } = {}): Promise<void> {
     const { source = "loop", interrupts, next } = opts;
@@ -441,6 +447,14 @@ export class RunExecution<S extends AgentState> {
     const pending = pendingToolCalls(this.state.messages);
     if (!pending) return { next: "model" };
     this.countStep();
+    // A tool that changes the world must not run before the checkpoint that asked for it is durable: a process
+    // that dies during the call leaves a thread whose head shows the call (patched as dangling on the next run),
+    // never one that forgot a call whose effects happened. Tools that only read do not wait.
+    if (pending.calls.some((call) => this.parts.tools.get(call.name)?.sideEffects !== false)) {
+      const writeError = await this.settleWrites();
+      if (writeError) throw writeError;
+      this.checkAbort();
+    }
     const stateAtCall = this.state;
     const settled = await Promise.allSettled(
       pending.calls.map((call) =>

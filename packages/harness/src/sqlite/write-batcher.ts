@@ -24,6 +24,14 @@ export const DEFAULT_COMMIT_WINDOW_MS = 2;
  */
 const WINDOWS_BEFORE_RETRY = 25;
 
+/**
+ * The largest batch committed on the calling thread when the writer thread
+ * is idle (a lone run's turn queues a handful of checkpoints). Larger batches
+ * mean many runs are writing: they go to the writer thread, so the commits of
+ * a busy server stay off the event loop.
+ */
+const INLINE_MAX_WRITES = 8;
+
 /** Options of {@link WriteBatcher}. */
 export interface WriteBatcherOptions {
   /** Minimum time between two commits of queued writes (default {@link DEFAULT_COMMIT_WINDOW_MS}; 0 = every turn). */
@@ -54,8 +62,10 @@ interface Item {
  * commit in turn: for the next {@link WINDOWS_BEFORE_RETRY} windows' time,
  * writes commit on the next turn again instead of waiting for nothing.
  * Batches commit in the order they were queued. On a database file the
- * statements run on a worker thread (its own connection, WAL), so commits never
- * take the event loop's time; the main connection only reads.
+ * statements run on a worker thread (its own connection, WAL), so a busy
+ * server's commits do not take the event loop's time; a small batch queued
+ * while that thread is idle (a lone run's step, waiting for it) commits on
+ * the main connection instead, which is quicker than two thread switches.
  *
  * A write's promise resolves after its transaction committed; a failing
  * statement rejects only its own write. Reads call {@link settle} with the
@@ -150,6 +160,16 @@ export class WriteBatcher {
     if (!this.workerWanted) {
       settleItems(batch, this.inline.run(batch.map((i) => i.steps)));
       return;
+    }
+    if (!this.inflight.size && batch.length <= INLINE_MAX_WRITES) {
+      // The writer thread is idle and the batch is small: one run's step, which is waiting for this commit. Here
+      // it costs about what handing it over costs, and the run does not wait for two thread switches. Only if the
+      // write lock is free at once (another process may hold it; this thread never waits for it).
+      const outcome = this.inline.tryRun(batch.map((i) => i.steps));
+      if (outcome.kind !== "not-run") {
+        settleItems(batch, outcome);
+        return;
+      }
     }
     this.worker ??= new SqliteWriterWorker(this.dbPath, () => this.workerFailed());
     const entry = { keys, done: Promise.resolve() };

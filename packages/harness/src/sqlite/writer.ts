@@ -78,10 +78,10 @@ export function writerWorkerWanted(db: Database.Database, requested: boolean | u
 /** Runs batches on the calling thread's connection (`:memory:` databases, or when the writer thread is off). */
 export class InlineWriter {
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly runBatch: (items: WriteStep[][], errors: Map<number, Error>) => void;
+  private readonly runBatch: Database.Transaction<(items: WriteStep[][], errors: Map<number, Error>) => void>;
   private readonly runItem: (steps: WriteStep[]) => void;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     const stmt = (sql: string) => {
       let s = this.statements.get(sql);
       if (!s) {
@@ -118,6 +118,44 @@ export class InlineWriter {
     }
     return { kind: "done", errors };
   }
+
+  /**
+   * Run a batch here only if the database's write lock is free at once
+   * (another connection, e.g. another process, may hold it): this thread
+   * never waits for a lock. `not-run` when it was taken; nothing ran then.
+   */
+  tryRun(items: WriteStep[][]): BatchOutcome {
+    const errors = new Map<number, Error>();
+    const lock = this.lockWait();
+    lock.none.get();
+    try {
+      // IMMEDIATE takes the write lock before the first statement: a busy database fails the batch as a whole.
+      this.runBatch.immediate(items, errors);
+    } catch (err) {
+      if (isBusy(err)) return { kind: "not-run" };
+      return { kind: "failed", error: err instanceof Error ? err : new Error(String(err)) };
+    } finally {
+      lock.restore.get();
+    }
+    return { kind: "done", errors };
+  }
+
+  private lock: { none: Database.Statement; restore: Database.Statement } | undefined;
+
+  /** Statements that turn the connection's busy wait off and back to what it was. */
+  private lockWait(): { none: Database.Statement; restore: Database.Statement } {
+    if (!this.lock) {
+      const was = Number(this.db.pragma("busy_timeout", { simple: true })) || 0;
+      this.lock = { none: this.db.prepare("PRAGMA busy_timeout = 0"), restore: this.db.prepare(`PRAGMA busy_timeout = ${was}`) };
+    }
+    return this.lock;
+  }
+}
+
+/** A SQLite "database is locked / busy" error (the write lock is held by another connection). */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED");
 }
 
 /**

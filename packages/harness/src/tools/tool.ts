@@ -9,6 +9,8 @@ export interface ToolOptions<S extends z.ZodType> {
   schema: S;
   returnDirect?: boolean;
   timeoutMs?: number;
+  /** `false`: the tool only reads (see {@link ToolDefinition.sideEffects}). */
+  sideEffects?: boolean;
   metadata?: Record<string, unknown>;
   execute(args: z.output<S>, runtime: ToolRuntime): Promise<ToolResult> | ToolResult;
 }
@@ -44,6 +46,7 @@ export function tool<S extends z.ZodType>(options: ToolOptions<S>): ToolDefiniti
     parameters,
     returnDirect: options.returnDirect,
     timeoutMs: options.timeoutMs,
+    ...(options.sideEffects === false ? { sideEffects: false } : {}),
     metadata: options.metadata,
     execute: options.execute,
   };

@@ -74,6 +74,11 @@ export interface ToolDefinition<Args = any> {
   readonly returnDirect?: boolean;
   /** Per-call timeout in ms (the runtime aborts `signal` and returns an error result). */
   readonly timeoutMs?: number;
+  /**
+   * `false` when the tool only reads (changes nothing outside the run): the run loop then calls it without first
+   * waiting for the checkpoint that asked for it to be durable. Unset means it may have side effects.
+   */
+  readonly sideEffects?: boolean;
   /** Free-form metadata (e.g. config `group`, MCP server). */
   readonly metadata?: Record<string, unknown>;
   execute(args: Args, runtime: ToolRuntime): Promise<ToolResult> | ToolResult;

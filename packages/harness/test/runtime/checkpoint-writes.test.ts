@@ -31,10 +31,12 @@ class ControlledStore extends MemoryCheckpointStore {
   }
 }
 
+// Read-only: the loop calls it without waiting for the checkpoint before it (a tool with side effects waits).
 const slowTool = tool({
   name: "slow",
   description: "takes a while",
   schema: z.object({}),
+  sideEffects: false,
   execute: async () => {
     await sleep(30);
     return "done";

@@ -62,17 +62,25 @@ describe.each([
     await new Promise((r) => setTimeout(r, 25));
     await batcher.write(ins("first", 0));
     expect(batches()).toBe(2);
-    // A burst spread over several event-loop turns, all inside the window after the first commit.
+    // A burst spread over several event-loop turns, all inside the window after the first commit: many writers
+    // at once in its first turn (more than one run's step), then one write per turn.
+    // On the writer thread, another connection's open transaction keeps the first batch on its way until the
+    // burst is queued (the writer thread waits for the lock), however fast that thread is.
+    const other = worker ? new Database(db.name) : undefined;
+    other?.exec("BEGIN IMMEDIATE");
     const pending: Array<Promise<void>> = [];
     for (let i = 0; i < 5; i++) {
-      pending.push(batcher.write(ins(`k${i}`, i)));
+      const writes = i === 0 ? 12 : 1;
+      for (let j = 0; j < writes; j++) pending.push(batcher.write(ins(`k${i}-${j}`, i)));
       await new Promise((r) => setImmediate(r));
     }
+    other?.exec("COMMIT");
+    other?.close();
     await Promise.all(pending);
-    // On the writer thread the burst's first write finds the writer idle and goes at once; the others, queued
-    // while it is on its way, share the next commit. On the calling thread all five wait for the window.
+    // On the writer thread the burst's first turn finds the writer idle and goes at once; the others, queued
+    // while it is on its way, share the next commit. On the calling thread all of them wait for the window.
     expect(batches()).toBe(worker ? 4 : 3);
-    expect((db.prepare("SELECT COUNT(*) AS n FROM t WHERE k LIKE 'k%'").get() as { n: number }).n).toBe(5);
+    expect((db.prepare("SELECT COUNT(*) AS n FROM t WHERE k LIKE 'k%'").get() as { n: number }).n).toBe(16);
   });
 
   it("a writer awaiting each commit in turn waits for the window once, not once per write", async () => {
@@ -88,6 +96,33 @@ describe.each([
     // The second write waits one window (it gathers nothing else); the others commit on the next turn.
     expect(performance.now() - t0).toBeLessThan(3000);
     expect((db.prepare("SELECT COUNT(*) AS n FROM t WHERE k LIKE 's%'").get() as { n: number }).n).toBe(10);
+  });
+
+  it("a write never blocks the event loop on a write lock another connection holds", async () => {
+    const { db, batcher } = setup({ worker });
+    await batcher.write(ins("warm-up", 0));
+    const other = new Database(db.name);
+    try {
+      other.exec("BEGIN IMMEDIATE"); // another process's open write transaction
+      let done = false;
+      const w = batcher.write(ins("locked", 1)).then(() => (done = true));
+      const t0 = performance.now();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r)); // the batch's turn has come and gone
+      if (worker) {
+        // On the writer thread the batch waits for the lock there; this thread went on at once.
+        expect(performance.now() - t0).toBeLessThan(1000);
+        expect(done).toBe(false);
+        other.exec("COMMIT");
+        await w;
+        expect(value(db, "locked")).toBe(1);
+      } else {
+        other.exec("COMMIT");
+        await w.catch(() => undefined);
+      }
+    } finally {
+      if (other.inTransaction) other.exec("COMMIT");
+      other.close();
+    }
   });
 
   it("settle(key) commits a pending row's write and waits for it; other keys do not split the batch", async () => {
