@@ -27,6 +27,11 @@ export function parseEventId(id: string | null | undefined): EventId | undefined
   return { epochMs: Number(m[1]), seq: Number(m[2]) };
 }
 
+/** Order of two ids as Redis orders stream entries (milliseconds, then seq). */
+export function compareEventIds(a: EventId, b: EventId): number {
+  return a.epochMs - b.epochMs || a.seq - b.seq;
+}
+
 /**
  * Hands out one run's ids: `seq` goes up by one per entry and `epochMs` is
  * the clock, held at the last value when the clock steps back, so every id

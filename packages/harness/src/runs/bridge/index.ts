@@ -8,3 +8,7 @@ export type { MemoryStreamBridgeOptions } from "./memory-bridge";
 export { createMemoryRunSignals } from "./memory-signals";
 export { formatEventId, parseEventId } from "./event-id";
 export type { EventId } from "./event-id";
+export { openRedisRunTransport } from "./redis-transport";
+export type { RedisRunTransport, RedisRunTransportOptions } from "./redis-transport";
+export { DEFAULT_STREAM_KEY_PREFIX } from "./redis-bridge";
+export { DEFAULT_SIGNALS_CHANNEL } from "./redis-signals";

@@ -133,7 +133,8 @@ export class RunStream {
   /** The backend under the stream failed: listeners get an `error` event, then `end`; nothing more is delivered. */
   fail(message: string): void {
     if (this.ended) return;
-    const item = bridgeErrorItem(this.ids.next(Date.now()).id, message);
+    // The id of the last event: a subscriber reconnecting with it resumes exactly where it stopped.
+    const item = bridgeErrorItem(this.latestId ?? "0-0", message);
     this.ended = true;
     const ls = this.listeners;
     this.listeners = [];

@@ -1,0 +1,210 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openRedisRunTransport } from "../../../src/runs/bridge";
+import type { RunSignal } from "../../../src/runs/backend-types";
+import { ConfigError, StreamBridgeError } from "../../../src/errors";
+import { freePort } from "../../../src/testing";
+import { collect, describeStreamBridgeContract, uniqueRunId } from "./bridge-contract";
+
+const url = process.env.DEERFLOW_TEST_REDIS_URL;
+/** Keys and channels of this file only: the test Redis is shared with other test files. */
+const prefix = `deerflow-test:${process.pid}:${Date.now().toString(36)}`;
+
+async function openPair(tag: string, queueMaxsize = 8, ttlSeconds = 60) {
+  const options = {
+    url: url!,
+    queueMaxsize,
+    ttlSeconds,
+    log: () => {},
+    keyPrefix: `${prefix}:${tag}:stream_bridge`,
+    signalsChannel: `${prefix}:${tag}:run_signals`,
+  };
+  const a = await openRedisRunTransport(options);
+  const b = await openRedisRunTransport(options);
+  return { a, b, options };
+}
+
+describe.skipIf(!url)("Redis stream bridge", () => {
+  let admin: Redis;
+  beforeAll(() => {
+    admin = new Redis(url!, { lazyConnect: false });
+  });
+  afterAll(async () => {
+    const keys = await admin.keys(`${prefix}:*`);
+    if (keys.length) await admin.del(...keys);
+    await admin.quit();
+  });
+
+  describeStreamBridgeContract("redis (two processes on one Redis)", async () => {
+    const { a, b } = await openPair("contract");
+    return {
+      bridge: a.bridge,
+      peer: b.bridge,
+      queueMaxsize: 8,
+      ttlSeconds: 60,
+      async remainingTtlMs(runId) {
+        const ms = await admin.pttl(a.bridge.keyOf(runId));
+        return ms >= 0 ? ms : undefined;
+      },
+      async age(runId, ms) {
+        const key = a.bridge.keyOf(runId);
+        const left = await admin.pttl(key);
+        await admin.pexpire(key, Math.max(0, Math.floor(left - ms)));
+      },
+      async close() {
+        await a.close();
+        await b.close();
+      },
+    };
+  });
+
+  describe("on Redis", () => {
+    let pair: Awaited<ReturnType<typeof openPair>>;
+    beforeAll(async () => {
+      pair = await openPair("details", 4, 3600);
+    });
+    afterAll(async () => {
+      await pair.a.close();
+      await pair.b.close();
+    });
+
+    it("stores one capped stream per run under the DeerFlow key shape, with the writer's ids and an end marker", async () => {
+      const runId = uniqueRunId("shape");
+      const key = pair.a.bridge.keyOf(runId);
+      expect(key).toBe(`${prefix}:details:stream_bridge:${runId}`);
+      const w = await pair.a.bridge.writer(runId);
+      const ids = Array.from({ length: 6 }, (_, n) => w.publish("values", { n }));
+      await w.end();
+      const entries = (await admin.xrange(key, "-", "+")) as [string, string[]][];
+      // queue_maxsize events plus the end marker
+      expect(entries.map((e) => e[0])).toEqual([...ids.slice(2), expect.stringMatching(/^\d+-6$/)]);
+      expect(entries[0][1]).toEqual(["kind", "event", "event", "values", "data", '{"n":2}']);
+      expect(entries.at(-1)![1]).toEqual(["kind", "end"]);
+      const ttl = await admin.ttl(key);
+      expect(ttl).toBeGreaterThan(3590);
+      expect(ttl).toBeLessThanOrEqual(3600);
+    });
+
+    it("shares one blocking reader across runs and subscribers of another process", async () => {
+      const runs = [uniqueRunId("shared"), uniqueRunId("shared"), uniqueRunId("shared")];
+      const subs = runs.flatMap((r) => [collect(pair.b.bridge, r, null), collect(pair.b.bridge, r, null)]);
+      const writers = await Promise.all(runs.map((r) => pair.a.bridge.writer(r)));
+      writers.forEach((w, i) => w.publish("values", { n: i }));
+      await Promise.all(subs.map((s) => s.eventCount(1)));
+      await Promise.all(writers.map((w) => w.end()));
+      const done = await Promise.all(subs.map((s) => s.done));
+      expect(done.map((items) => items.map((x) => x.kind))).toEqual(subs.map(() => ["event", "end"]));
+    });
+
+    it("a stale writer (the run was taken over) fails its flush instead of interleaving ids", async () => {
+      const runId = uniqueRunId("stale");
+      const old = await pair.a.bridge.writer(runId);
+      old.publish("values", { n: 0 });
+      await old.flush();
+      const taker = await pair.b.bridge.writer(runId, { resume: true });
+      taker.publish("values", { n: 1 });
+      await taker.flush();
+      old.publish("values", { n: 99 });
+      await expect(old.flush()).rejects.toMatchObject({ name: "StreamBridgeError", code: "stream_bridge_stale_writer" });
+      await taker.end();
+      const c = collect(pair.b.bridge, runId, null);
+      expect((await c.done).map((x) => (x.kind === "event" ? (x.data as { n: number }).n : x.kind))).toEqual([0, 1, "end"]);
+    });
+
+    it("carries run signals across processes, once each, with the sender's listeners called at once", async () => {
+      const gotA: RunSignal[] = [];
+      const gotB: RunSignal[] = [];
+      let wakeA!: () => void;
+      const aHasTwo = new Promise<void>((r) => (wakeA = r));
+      let wakeB!: () => void;
+      const bHasOne = new Promise<void>((r) => (wakeB = r));
+      const stopA = pair.a.signals.subscribe((s) => {
+        gotA.push(s);
+        if (gotA.length === 2) wakeA();
+      });
+      const stopB = pair.b.signals.subscribe((s) => {
+        gotB.push(s);
+        if (gotB.length === 1) wakeB();
+      });
+      const cancel: RunSignal = { type: "cancel", runId: "r-sig", action: "rollback" };
+      const pending = pair.a.signals.publish(cancel);
+      expect(gotA).toEqual([cancel]);
+      await pending;
+      await bHasOne;
+      expect(gotB).toEqual([cancel]);
+      const released: RunSignal = { type: "thread_released", threadId: "t-sig" };
+      await pair.b.signals.publish(released);
+      await aHasTwo;
+      // A's own cancel came back on the channel before B's message: it was skipped, not delivered twice.
+      expect(gotA).toEqual([cancel, released]);
+      await admin.publish(`${prefix}:details:run_signals`, JSON.stringify({ origin: "x", signal: { type: "bogus" } }));
+      stopA();
+      stopB();
+    });
+
+    it("reports publish cost and cross-process latency", async () => {
+      const { createMemoryStreamBridge } = await import("../../../src/runs/bridge");
+      // CPU time, not wall time: the test machine is shared, CPU per event is what a process pays.
+      const n = 20_000;
+      const payload = { type: "ai", content: "hello world, a token or two", id: "msg-1" };
+      const cpuUs = (from: NodeJS.CpuUsage) => {
+        const c = process.cpuUsage(from);
+        return (c.user + c.system) / n;
+      };
+      const memory = createMemoryStreamBridge({ queueMaxsize: 256, ttlSeconds: 60 });
+      const mw = await memory.writer("bench-memory");
+      let c0 = process.cpuUsage();
+      for (let i = 0; i < n; i++) mw.publish("messages", payload);
+      const memoryUs = cpuUs(c0);
+
+      const rw = await pair.a.bridge.writer(uniqueRunId("bench"));
+      c0 = process.cpuUsage();
+      for (let i = 0; i < n; i++) rw.publish("messages", payload);
+      await rw.flush();
+      const redisUs = cpuUs(c0);
+      await rw.end();
+
+      const runId = uniqueRunId("latency");
+      const w = await pair.a.bridge.writer(runId);
+      const samples: number[] = [];
+      let sentAt = 0;
+      let next!: () => void;
+      const stop = pair.b.bridge.subscribe(runId, null, (item) => {
+        if (item.kind === "event") {
+          samples.push(performance.now() - sentAt);
+          next();
+        }
+      });
+      for (let i = 0; i < 300; i++) {
+        const arrived = new Promise<void>((r) => (next = r));
+        sentAt = performance.now();
+        w.publish("values", { i });
+        await arrived;
+      }
+      stop();
+      await w.end();
+      samples.sort((x, y) => x - y);
+      const p50 = samples[Math.floor(samples.length * 0.5)];
+      const p99 = samples[Math.floor(samples.length * 0.99)];
+      console.log(
+        `[bridge] CPU per published event: memory ${memoryUs.toFixed(2)} µs, redis ${redisUs.toFixed(2)} µs (until stored); ` +
+          `A→B latency p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`,
+      );
+      expect(samples).toHaveLength(300);
+      expect(p99).toBeLessThan(500);
+    });
+  });
+
+  it("refuses a malformed URL naming the key, and an unreachable Redis with a masked URL", async () => {
+    await expect(openRedisRunTransport({ url: "http://x", queueMaxsize: 8, ttlSeconds: 1, log: () => {} })).rejects.toBeInstanceOf(ConfigError);
+    const port = await freePort();
+    const err = await openRedisRunTransport({ url: `redis://user:s3cretpw@127.0.0.1:${port}`, queueMaxsize: 8, ttlSeconds: 1, log: () => {} }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StreamBridgeError);
+    expect((err as StreamBridgeError).code).toBe("stream_bridge_unavailable");
+    expect((err as Error).message).toContain("stream_bridge.redis_url");
+    expect((err as Error).message).not.toContain("s3cretpw");
+  });
+});
+
