@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { errorMessage } from "../errors";
 import { tool } from "../tools";
-import type { ToolDefinition } from "../tools";
+import type { RunContext, ToolDefinition } from "../tools";
 import {
   isLegacyOnlyAgent,
   loadCustomAgent,
@@ -57,9 +57,8 @@ function fail(content: string) {
   return { content: `Error: ${content}`, status: "error" as const };
 }
 
-function contextAgentName(context: Record<string, unknown>): string | undefined {
-  const raw = context.agent_name;
-  return typeof raw === "string" && raw ? raw : undefined;
+function contextAgentName(context: RunContext): string | undefined {
+  return context.identity.agentName ?? undefined;
 }
 
 /**
@@ -86,7 +85,7 @@ export function createSetupAgentTool(options: AgentToolsOptions): ToolDefinition
         const doc: CustomAgentDocument = { name };
         if (args.description) doc.description = args.description;
         if (args.skills !== undefined && args.skills !== null) doc.skills = args.skills;
-        updateCustomAgent(options.baseDir, runtime.context.user_id || "default", name, doc, args.soul);
+        updateCustomAgent(options.baseDir, runtime.context.identity.userId, name, doc, args.soul);
       } catch (err) {
         return fail(errorMessage(err));
       }
@@ -128,7 +127,7 @@ export function createUpdateAgentTool(options: AgentToolsOptions): ToolDefinitio
       }
       const raw = contextAgentName(runtime.context);
       if (!raw) return fail("update_agent is only available inside a custom agent's chat; in the bootstrap flow use setup_agent.");
-      const userId = runtime.context.user_id || "default";
+      const { userId } = runtime.context.identity;
       let name: string;
       let existing: CustomAgentConfig;
       try {

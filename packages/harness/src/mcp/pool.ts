@@ -377,8 +377,7 @@ export class McpPool {
       const why = s?.lastError ? `: ${s.lastError}` : "";
       return { content: `Error: MCP server '${server}' is not available right now${why}. Try again later or use another tool.`, status: "error" };
     }
-    const userId = String(runtime.context.user_id || scope.userId || DEFAULT_USER_ID);
-    const threadId = String(runtime.context.thread_id || scope.threadId || "default");
+    const { userId, threadId } = runtime.context.identity;
     const timeoutMs = secondsToMs(s.config.tool_call_timeout) ?? NO_TIMEOUT_MS;
     let conn: McpConnection | undefined;
     try {

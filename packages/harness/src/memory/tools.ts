@@ -16,8 +16,8 @@ import type { MemoryService } from "./service";
 import type { MemoryScope } from "./types";
 
 function scopeOf(rt: ToolRuntime): MemoryScope {
-  const agent = rt.context.agent_name;
-  return { userId: rt.context.user_id || "default", agentName: typeof agent === "string" && agent ? agent : null };
+  const { userId, agentName } = rt.context.identity;
+  return { userId, agentName };
 }
 
 /**

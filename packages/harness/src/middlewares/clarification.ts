@@ -27,7 +27,7 @@ function argsOf(request: ToolCallRequest): Record<string, unknown> {
  * `ask_clarification` before execution and ends the run with
  * `Command({goto:"end"})` whose ToolMessage (`id = clarification:{tool_call_id}`,
  * name `ask_clarification`) carries the formatted question as content and the
- * `human_input` request as artifact. With `context.disable_clarification` it
+ * `human_input` request as artifact. With the run setting `disable_clarification` it
  * returns a "proceed with best judgment" ToolMessage and the run continues.
  */
 export function createClarificationMiddleware(): AgentMiddleware {
@@ -36,7 +36,7 @@ export function createClarificationMiddleware(): AgentMiddleware {
     async wrapToolCall(request, handler) {
       if (request.toolCall.name !== "ask_clarification") return handler(request);
       const toolCallId = request.toolCall.id ?? "";
-      if (request.runtime.context?.disable_clarification) {
+      if (request.runtime.context.settings.disableClarification) {
         return toolMessage(CLARIFICATION_DISABLED_TEXT, {
           id: clarificationRequestId(toolCallId, "proceed-without-clarification"),
           tool_call_id: toolCallId,

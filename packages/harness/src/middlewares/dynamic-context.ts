@@ -162,8 +162,8 @@ export function createDynamicContextMiddleware(options: DynamicContextOptions = 
 
   async function loadMemory(runtime: Runtime, target: HumanMessage): Promise<{ text: string; report?: unknown } | null> {
     if (!memoryProvider || !o.injection_enabled) return null;
-    const userId = (runtime.context?.user_id as string | undefined) || "default";
-    const agentName = o.agent_name ?? ((runtime.context?.agent_name as string | undefined) || null);
+    const { userId } = runtime.context.identity;
+    const agentName = o.agent_name ?? runtime.context.identity.agentName;
     const original = target.additional_kwargs?.[ORIGINAL_USER_CONTENT_KEY];
     const request: MemoryRequest = { query: typeof original === "string" ? original : contentText(target.content), threadId: runtime.threadId, runId: runtime.runId };
     let raw: string | MemoryInjection | null | undefined;

@@ -22,16 +22,19 @@ const str = (v: unknown): string | null => (typeof v === "string" && v ? v : nul
 
 /** Build the provider request for a tool call from the run context. */
 export function buildGuardrailRequest(request: ToolCallRequest, passport: string | null): GuardrailRequest {
-  const ctx = (request.runtime?.context ?? {}) as Record<string, unknown>;
+  const context = request.runtime.context;
+  const identity = context.identity;
+  // Attribution keys a gateway adds (roles, OAuth ids) stay in DeerFlow's wire names.
+  const ctx = context as Record<string, unknown>;
   const attrs = ctx.authz_attributes;
   return {
     tool_name: String(request.toolCall.name ?? ""),
     tool_input: (request.toolCall.args ?? {}) as Record<string, unknown>,
     agent_id: passport,
-    thread_id: str(ctx.thread_id) ?? str(request.runtime?.threadId),
-    run_id: str(ctx.run_id) ?? str(request.runtime?.runId),
+    thread_id: identity.threadId,
+    run_id: identity.runId,
     tool_call_id: str(request.toolCall.id),
-    user_id: str(ctx.user_id),
+    user_id: identity.userId,
     user_role: str(ctx.user_role),
     oauth_provider: str(ctx.oauth_provider),
     oauth_id: str(ctx.oauth_id),

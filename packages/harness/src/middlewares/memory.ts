@@ -10,7 +10,7 @@ export interface MemorySink {
 
 const optionsSchema = z.object({
   enabled: z.boolean().default(true),
-  /** Fixed agent name (else `context.agent_name`). */
+  /** Fixed agent name (else the run's `context.identity.agentName`). */
   agent_name: z.string().nullish(),
 });
 
@@ -32,8 +32,8 @@ export function createMemoryMiddleware(options: MemoryMiddlewareOptions): AgentM
     name: "MemoryMiddleware",
     afterAgent(state, runtime) {
       if (!o.enabled) return;
-      const userId = typeof runtime.context.user_id === "string" && runtime.context.user_id ? runtime.context.user_id : "default";
-      const agent = o.agent_name ?? (typeof runtime.context.agent_name === "string" && runtime.context.agent_name ? runtime.context.agent_name : null);
+      const { userId, agentName } = runtime.context.identity;
+      const agent = o.agent_name ?? agentName;
       try {
         sink.enqueue({ threadId: runtime.threadId, userId, agentName: agent, messages: state.messages });
       } catch {

@@ -119,7 +119,7 @@ export function createSafetyFinishReasonMiddleware(options: SafetyFinishReasonOp
           reason_value: t.reason_value,
           suppressed_tool_call_count: names.length,
           suppressed_tool_call_names: names,
-          thread_id: (runtime.context.thread_id as string | undefined) ?? runtime.threadId ?? null,
+          thread_id: runtime.context.identity.threadId,
         });
       } catch {
         // best-effort signal

@@ -33,10 +33,6 @@ export function slashActivationContext(skill: Skill, body: string, containerPath
   ].join("\n");
 }
 
-function userId(context: { user_id?: unknown }): string {
-  return typeof context.user_id === "string" && context.user_id ? context.user_id : "default";
-}
-
 /**
  * DeerFlow's SkillActivationMiddleware (chain #15, wrap_model_call): when
  * the latest real user message starts with `/skill-name`, and that skill is
@@ -55,7 +51,7 @@ export function createSkillActivationMiddleware(options: SkillActivationOptions)
   return {
     name: "SkillActivationMiddleware",
     async wrapModelCall(request, handler) {
-      const uid = userId(request.runtime.context);
+      const uid = request.runtime.context.identity.userId;
       let skill: Skill | undefined;
       let body: string;
       try {

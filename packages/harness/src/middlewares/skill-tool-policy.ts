@@ -31,10 +31,6 @@ interface Policy {
   skills: Skill[];
 }
 
-function userId(context: { user_id?: unknown }): string {
-  return typeof context.user_id === "string" && context.user_id ? context.user_id : "default";
-}
-
 function errorMessage(request: ToolCallRequest, text: string): ToolMessage {
   return toolMessage(text, { tool_call_id: request.toolCall.id ?? "", name: request.toolCall.name, status: "error" });
 }
@@ -56,8 +52,8 @@ function redactContent(content: MessageContent, env: Record<string, string>): Me
  *   is not exempt. A registry failure fails closed to the exempt tools.
  * - any tool call touching `/mnt/skills/…` of a disabled skill (or one the
  *   custom agent may not use) is refused: "Skill 'X' is disabled".
- * - the `required-secrets` of the active skill are taken from the request's
- *   `context.secrets` (only declared names), exported for `bash` commands
+ * - the `required-secrets` of the active skill are taken from the run's
+ *   typed `context.secrets` (only declared names), exported for `bash` commands
  *   only, and their values are redacted from every tool result. Secrets of a
  *   skill the model loaded itself are bound only when `secrets-autonomous`
  *   is not false.
@@ -71,7 +67,7 @@ export function createSkillToolPolicyMiddleware(options: SkillToolPolicyOptions)
   const policyFor = async (state: { messages: ToolCallRequest["state"]["messages"]; skill_context?: unknown }, context: ToolCallRequest["runtime"]["context"]): Promise<Policy> => {
     let skills: Skill[];
     try {
-      skills = await registry.list(userId(context));
+      skills = await registry.list(context.identity.userId);
     } catch {
       return { allowed: new Set(), restrictingSkills: ["(skill registry unavailable)"], env: {}, skills: [] };
     }

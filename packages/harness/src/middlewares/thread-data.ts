@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isoNow } from "../clock";
 import type { AgentMiddleware } from "../runtime/types";
-import { contextUserId, ensureThreadDirs, threadDirs } from "../sandbox";
+import { ensureThreadDirs, threadDirs } from "../sandbox";
 import { threadStateSchema } from "../state";
 import type { ThreadDataState } from "../state";
 import { parseMiddlewareOptions } from "./zod-options";
@@ -30,7 +30,7 @@ export function createThreadDataMiddleware(options: ThreadDataMiddlewareOptions)
     name: "ThreadDataMiddleware",
     stateSchema: { thread_data: threadStateSchema.thread_data },
     async beforeAgent(state, runtime) {
-      const userId = contextUserId(runtime.context);
+      const { userId } = runtime.context.identity;
       const dirs = threadDirs(opts.base_dir, runtime.threadId, userId);
       if (!opts.lazy_init) await ensureThreadDirs(dirs);
       const next: ThreadDataState = { workspace_path: dirs.workspace, uploads_path: dirs.uploads, outputs_path: dirs.outputs };

@@ -5,7 +5,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { ContentBlock, HumanMessage, Message } from "../messages";
 import type { AgentMiddleware } from "../runtime/types";
-import { contextUserId, threadDirs, VIRTUAL_UPLOADS } from "../sandbox";
+import { threadDirs, VIRTUAL_UPLOADS } from "../sandbox";
 import { threadStateSchema } from "../state";
 import { parseMiddlewareOptions } from "./zod-options";
 
@@ -83,7 +83,7 @@ export function createUploadsMiddleware(options: UploadsMiddlewareOptions): Agen
       }
       const raw = last?.additional_kwargs?.files;
       if (!last || !Array.isArray(raw) || raw.length === 0) return { uploaded_files: [] };
-      const userId = contextUserId(runtime.context);
+      const { userId } = runtime.context.identity;
       const dirs = threadDirs(opts.base_dir, runtime.threadId, userId);
       const files: UploadedFile[] = [];
       for (const entry of raw) {

@@ -59,15 +59,16 @@ const CHILD_MODES: StreamMode[] = ["values", "updates", "messages", "custom"];
  */
 export async function runChild(parent: Pick<ToolRuntime, "context" | "namespace" | "signal" | "emit">, agent: Agent, input: RunInput, options: ChildRunOptions): Promise<RunResult> {
   const parentContext = parent.context;
+  const { threadId, runId: parentRunId, userId, agentName } = parentContext.identity;
+  // The wire keys are copied for tools written against DeerFlow; the typed identity is passed as such.
+  // The request's secrets stay with the parent: a child binds none.
   const context: Record<string, unknown> = {};
   for (const key of INHERITED_CONTEXT_KEYS) if (parentContext[key] !== undefined) context[key] = parentContext[key];
   Object.assign(context, options.context ?? {}, {
     is_subagent: true,
-    parent_run_id: parentContext.run_id,
+    parent_run_id: parentRunId,
     parent_tool_call_id: options.taskId,
   });
-  const threadId = parentContext.thread_id;
-  const userId = (parentContext.user_id as string | undefined) ?? "default";
   let leaseId: string | undefined;
   if (options.sandboxProvider) leaseId = await options.sandboxProvider.acquire(threadId, { userId });
   const forward = options.forward !== false;
@@ -76,6 +77,7 @@ export async function runChild(parent: Pick<ToolRuntime, "context" | "namespace"
       threadId,
       runId: randomUUID(),
       context,
+      identity: { userId, agentName },
       namespace: [...parent.namespace, `task:${options.taskId}`],
       ephemeral: true,
       initialState: options.initialState,

@@ -1,12 +1,15 @@
 import { ValidationError } from "../errors";
-import type { ReasoningEffort } from "../models";
+import { isReasoningEffort, REASONING_EFFORTS } from "../models/types";
+import type { ModelCallSettings } from "../models/types";
 
-/** The lead agent's per-run options, as DeerFlow reads them (inventory §1.2). */
-export interface LeadRuntimeOptions {
+/**
+ * A run's settings, typed (DeerFlow's runtime keys, inventory §1.2): parsed
+ * once from the request's wire names by {@link readRuntimeOptions} and
+ * passed on unchanged — to the agent factory and, as
+ * `runtime.context.settings`, to tools and middlewares.
+ */
+export interface LeadRuntimeOptions extends ModelCallSettings {
   modelName?: string;
-  /** `undefined` when the request did not say (the agent config or `true` then apply). */
-  thinkingEnabled?: boolean;
-  reasoningEffort?: ReasoningEffort;
   isPlanMode: boolean;
   subagentEnabled: boolean;
   maxConcurrentSubagents: number;
@@ -21,8 +24,10 @@ export interface LeadRuntimeOptions {
   userId: string;
 }
 
+/** The settings a tool or middleware reads from its run context (identity is in `context.identity`). */
+export type RunContextSettings = Readonly<Omit<LeadRuntimeOptions, "threadId" | "runId" | "userId" | "agentName">>;
+
 const AGENT_NAME = /^[A-Za-z0-9-]+$/;
-const EFFORTS = new Set(["none", "minimal", "low", "medium", "high", "xhigh"]);
 
 function clamp(n: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, n));
@@ -55,8 +60,8 @@ export function readRuntimeOptions(configurable: Record<string, unknown> = {}, c
   const modelName = (get("model_name") ?? get("model")) as string | undefined;
   if (modelName !== undefined && typeof modelName !== "string") throw new ValidationError("Run option 'model_name' must be a string");
   const effort = get("reasoning_effort");
-  if (effort !== undefined && effort !== null && (typeof effort !== "string" || !EFFORTS.has(effort))) {
-    throw new ValidationError(`Run option 'reasoning_effort' must be one of ${[...EFFORTS].join(", ")} (got ${JSON.stringify(effort)})`);
+  if (effort !== undefined && effort !== null && !isReasoningEffort(effort)) {
+    throw new ValidationError(`Run option 'reasoning_effort' must be one of ${REASONING_EFFORTS.join(", ")} (got ${JSON.stringify(effort)})`);
   }
   const agentName = get("agent_name") as string | undefined;
   if (agentName !== undefined && agentName !== null && (typeof agentName !== "string" || !AGENT_NAME.test(agentName))) {
@@ -67,7 +72,7 @@ export function readRuntimeOptions(configurable: Record<string, unknown> = {}, c
   return {
     modelName: modelName || undefined,
     thinkingEnabled: has("thinking_enabled") ? bool(get("thinking_enabled"), "thinking_enabled") : undefined,
-    reasoningEffort: (effort as ReasoningEffort | null) ?? undefined,
+    reasoningEffort: effort ?? undefined,
     isPlanMode: bool(get("is_plan_mode"), "is_plan_mode") ?? false,
     subagentEnabled: bool(get("subagent_enabled"), "subagent_enabled") ?? false,
     maxConcurrentSubagents: clamp(maxConc ?? 3, 1, 4),

@@ -3,6 +3,8 @@ import type { ChatModel, ModelSettings } from "../models/types";
 import type { AgentState, Command, StateSchema, StateUpdate } from "../state";
 import type { CustomEvent, RunContext, ToolDefinition } from "../tools/types";
 import type { RunOutcome, RunOutcomeRecorder } from "./outcome";
+import type { RunIdentity, RunSecrets } from "./run-context";
+import type { LeadRuntimeOptions } from "./run-settings";
 
 /** Stream modes of a run (LangGraph names; `messages` is the tuple mode). */
 export type StreamMode = "values" | "updates" | "messages" | "custom" | "checkpoints" | "debug" | "tasks";
@@ -24,7 +26,7 @@ export type HookResult = (StateUpdate & { jumpTo?: JumpTarget }) | void | undefi
 export interface Runtime<S extends AgentState = AgentState> {
   readonly threadId: string;
   readonly runId: string;
-  /** Per-run context: identity (`thread_id`, `run_id`, `user_id`) and the run's options. */
+  /** Per-run context: typed `identity`, `settings` and `secrets`, and the request's wire keys. */
   readonly context: RunContext;
   /** Where middlewares report the run's stop reason, usage and error (read back from `RunResult.outcome`). */
   readonly outcome: RunOutcomeRecorder;
@@ -127,8 +129,18 @@ export interface RunOptions {
   runId?: string;
   /** Fork from (or resume at) this checkpoint instead of the thread's latest. */
   checkpointId?: string;
-  /** Identity and run options; merged into `runtime.context`. */
-  context?: Partial<RunContext> & Record<string, unknown>;
+  /**
+   * The request's context in DeerFlow's wire names (`user_id`,
+   * `agent_name`, `secrets`, run settings…): `runtime.context` is built from
+   * it (see `createRunContext`).
+   */
+  context?: Record<string, unknown>;
+  /** Typed identity; wins over `context.user_id` / `context.agent_name`. */
+  identity?: Partial<Pick<RunIdentity, "userId" | "agentName">>;
+  /** The run's parsed settings (else parsed from `context` and `configurable`). */
+  settings?: Partial<LeadRuntimeOptions>;
+  /** Request-scoped secrets (else `context.secrets`); they reach `runtime.context.secrets` only. */
+  secrets?: RunSecrets;
   configurable?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
   /** Max model+tool steps (default 100). */

@@ -1,11 +1,11 @@
 import { SandboxError } from "../errors";
-import { contextUserId } from "./ids";
 import type { Sandbox, SandboxProvider } from "./types";
 
 /** The per-run fields a lease needs (both `Runtime.context` and `ToolRuntime.context` fit). */
 export interface LeaseContext {
-  thread_id: string;
-  user_id?: string;
+  readonly identity: { readonly threadId: string; readonly userId: string };
+  /** DeerFlow's `runtime.context["sandbox_id"]`: written once the lease is taken. */
+  sandbox_id?: unknown;
   [key: string]: unknown;
 }
 
@@ -26,8 +26,8 @@ const leases = new WeakMap<object, Lease>();
 export async function ensureRunSandbox(provider: SandboxProvider, context: LeaseContext): Promise<Sandbox> {
   let lease = leases.get(context);
   if (!lease || lease.provider !== provider) {
-    const userId = contextUserId(context);
-    const id = provider.acquire(context.thread_id, { userId });
+    const { threadId, userId } = context.identity;
+    const id = provider.acquire(threadId, { userId });
     lease = { provider, id };
     leases.set(context, lease);
     id.catch(() => {

@@ -1,3 +1,4 @@
+import { RunSecrets } from "../runtime/run-context";
 import type { SecretRequirement } from "./types";
 
 /** Secrets bound for one active skill: env to inject and values to redact. */
@@ -9,16 +10,17 @@ export interface BoundSecrets {
 
 /**
  * Bind the request-scoped secrets a skill declares: only names the skill
- * lists in `required-secrets` are taken from the request's `secrets`
- * mapping; everything else the request carries stays unbound.
+ * lists in `required-secrets` are taken from the run's secrets (a run
+ * context's typed `secrets`, or a request's `secrets` mapping); everything
+ * else the request carries stays unbound.
  */
-export function bindSkillSecrets(required: readonly SecretRequirement[], supplied: unknown): BoundSecrets {
+export function bindSkillSecrets(required: readonly SecretRequirement[], supplied: RunSecrets | Readonly<Record<string, unknown>> | undefined): BoundSecrets {
   const env: Record<string, string> = {};
   const missing: string[] = [];
-  const source = supplied && typeof supplied === "object" && !Array.isArray(supplied) ? (supplied as Record<string, unknown>) : {};
+  const source = RunSecrets.from(supplied);
   for (const req of required) {
-    const v = source[req.name];
-    if (typeof v === "string" && v.length > 0) env[req.name] = v;
+    const v = source.get(req.name);
+    if (v !== undefined) env[req.name] = v;
     else if (!req.optional) missing.push(req.name);
   }
   return { env, missing };

@@ -4,16 +4,27 @@ import type { AgentState, Command } from "../state";
 import type { JsonSchema } from "../models/types";
 import type { RunChildFn } from "../runtime/child-run";
 import type { RunOutcomeRecorder } from "../runtime/outcome";
+import type { RunIdentity, RunSecrets } from "../runtime/run-context";
+import type { RunContextSettings } from "../runtime/run-settings";
 
 /**
  * Per-run context visible to tools and middlewares (DeerFlow's
- * `runtime.context`): identity plus the run's options. What a run produces
- * (stop reason, usage, errors) is reported through `outcome`, not here.
+ * `runtime.context`). Read the typed fields: `identity` (thread, run, user,
+ * custom agent), `settings` (the parsed run settings) and `secrets` (the
+ * request-scoped secrets). The request's other keys stay as given, in
+ * DeerFlow's wire names, for tools written against DeerFlow; `thread_id`,
+ * `run_id` and `user_id` mirror the identity. Build one with
+ * `createRunContext`. What a run produces (stop reason, usage, errors) is
+ * reported through `outcome`, not here.
  */
 export interface RunContext {
   thread_id: string;
   run_id: string;
   user_id: string;
+  readonly identity: RunIdentity;
+  readonly settings: RunContextSettings;
+  /** Never serialised with its values (see `RunSecrets`). */
+  readonly secrets: RunSecrets;
   [key: string]: unknown;
 }
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import { McpPool } from "../../src/mcp";
 import type { McpLaunchSettings, McpPoolOptions } from "../../src/mcp";
 import { probeBwrap, threadDirs } from "../../src/sandbox";
+import { createRunContext } from "../../src/runtime/run-context";
 import type { ToolDefinition, ToolRuntime } from "../../src/tools";
 
 const ROOT = path.resolve(__dirname, "../../../..");
@@ -73,7 +74,7 @@ export function makePool(servers: Record<string, unknown>, options: Partial<Omit
 export function toolRuntime(threadId = "t1", userId = "u1", signal: AbortSignal = new AbortController().signal): ToolRuntime {
   const rt = {
     state: { messages: [] } as never,
-    context: { thread_id: threadId, run_id: "r1", user_id: userId },
+    context: createRunContext({ threadId, runId: "r1", context: { user_id: userId } }),
     toolCallId: "call-1",
     signal,
     writer: () => {},

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors";
 import { createMemoryTools, resolveMemoryConfig } from "../../src/memory";
-import { createRunOutcomeRecorder } from "../../src/runtime";
+import { createRunContext, createRunOutcomeRecorder } from "../../src/runtime";
 import type { ToolRuntime } from "../../src/tools";
 import { scriptedService } from "./_helpers";
 
-const toolRt = { context: { thread_id: "t", run_id: "r", user_id: "u" }, outcome: createRunOutcomeRecorder(), toolCallId: "c", signal: new AbortController().signal, writer() {}, emit() {}, namespace: [], state: { messages: [] }, interrupt() { throw new Error("no"); } } as unknown as ToolRuntime;
+const toolRt = { context: createRunContext({ threadId: "t", runId: "r", context: { user_id: "u" } }), outcome: createRunOutcomeRecorder(), toolCallId: "c", signal: new AbortController().signal, writer() {}, emit() {}, namespace: [], state: { messages: [] }, interrupt() { throw new Error("no"); } } as unknown as ToolRuntime;
 
 describe("memory config", () => {
   it("reads backend_config with DeerFlow's defaults and accepts the older flat keys", () => {

@@ -3,7 +3,7 @@ import { aiMessage } from "../../src/messages";
 import type { CustomEvent } from "../../src/tools";
 import type { ModelCallRequest, Runtime, ToolCallRequest } from "../../src/runtime";
 import type { AgentState } from "../../src/state";
-import { createRunOutcomeRecorder } from "../../src/runtime";
+import { createRunContext, createRunOutcomeRecorder } from "../../src/runtime";
 import { ScriptedModel } from "../../src/testing";
 
 /** A hand-built runtime that records custom events. */
@@ -13,7 +13,7 @@ export function makeRuntime(overrides: Partial<Runtime> & { events?: CustomEvent
   return {
     threadId: "thread-1",
     runId: "run-1",
-    context: { thread_id: "thread-1", run_id: "run-1", user_id: "user-1" },
+    context: createRunContext({ threadId: "thread-1", runId: "run-1", context: { user_id: "user-1" } }),
     outcome: createRunOutcomeRecorder(),
     signal: controller.signal,
     model: new ScriptedModel([]),

@@ -4,7 +4,7 @@ import type { CustomEvent } from "../../src/tools";
 import type { AgentMiddleware, ModelCallRequest, Runtime } from "../../src/runtime";
 import { applyUpdate, threadStateSchema } from "../../src/state";
 import type { AgentState, StateUpdate } from "../../src/state";
-import { createRunOutcomeRecorder } from "../../src/runtime";
+import { createRunContext, createRunOutcomeRecorder } from "../../src/runtime";
 import { ScriptedModel } from "../../src/testing";
 
 /** A hand-built runtime (thread/run ids configurable) recording custom events. */
@@ -15,7 +15,7 @@ export function leadRuntime(o: { threadId?: string; runId?: string; context?: Re
   return {
     threadId,
     runId,
-    context: { thread_id: threadId, run_id: runId, user_id: "u1", ...(o.context ?? {}) },
+    context: createRunContext({ threadId, runId, context: { user_id: "u1", ...(o.context ?? {}) } }),
     outcome: createRunOutcomeRecorder(),
     signal: new AbortController().signal,
     model: o.model ?? new ScriptedModel([]),

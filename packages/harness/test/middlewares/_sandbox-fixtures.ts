@@ -1,7 +1,7 @@
 import type { Runtime } from "../../src/runtime/types";
 import type { ToolCallRequest, ToolCallResult } from "../../src/runtime/types";
 import { toolMessage } from "../../src/messages";
-import { createRunOutcomeRecorder } from "../../src/runtime";
+import { createRunContext, createRunOutcomeRecorder } from "../../src/runtime";
 import type { AgentState } from "../../src/state";
 
 /** A hand-built Runtime for calling hooks directly. */
@@ -9,7 +9,7 @@ export function hookRuntime(threadId: string, userId = "default"): Runtime {
   return {
     threadId,
     runId: `run-${threadId}-${Math.random()}`,
-    context: { thread_id: threadId, run_id: "r", user_id: userId },
+    context: createRunContext({ threadId, runId: "r", context: { user_id: userId } }),
     outcome: createRunOutcomeRecorder(),
     signal: new AbortController().signal,
     model: {} as Runtime["model"],

@@ -6,7 +6,7 @@ import type { GuardrailProvider, GuardrailRequest } from "../../src/guardrails";
 import { humanMessage, toolMessage } from "../../src/messages";
 import type { ToolMessage } from "../../src/messages";
 import { createGuardrailMiddleware } from "../../src/middlewares/guardrail";
-import { createAgent, GraphInterrupt } from "../../src/runtime";
+import { createAgent, createRunContext, GraphInterrupt } from "../../src/runtime";
 import { ScriptedModel } from "../../src/testing";
 import { tool } from "../../src/tools";
 import { makeRuntime, toolRequest } from "./_fixtures-guards";
@@ -60,7 +60,7 @@ describe("GuardrailMiddleware", () => {
     };
     const mw = createGuardrailMiddleware({ provider, passport: "agent-7" });
     const runtime = makeRuntime({
-      context: { thread_id: "t9", run_id: "r9", user_id: "u9", user_role: "admin", is_internal: "yes", authz_attributes: { team: "a" } },
+      context: createRunContext({ threadId: "t9", runId: "r9", context: { user_id: "u9", user_role: "admin", is_internal: "yes", authz_attributes: { team: "a" } } }),
     });
     const out = (await mw.wrapToolCall!(toolRequest({ name: "web_search", id: "c7", args: { query: "q" } }, {}, runtime), runner().handler)) as ToolMessage;
     expect(seen).toMatchObject({

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { aiMessage, humanMessage, toolMessage } from "../../src/messages";
 import type { ToolMessage } from "../../src/messages";
 import { createSkillToolPolicyMiddleware } from "../../src/middlewares/skill-tool-policy";
-import { createAgent } from "../../src/runtime";
+import { createAgent, createRunContext } from "../../src/runtime";
 import type { ToolCallRequest } from "../../src/runtime/types";
 import { SkillRegistry } from "../../src/skills";
 import { threadStateSchema } from "../../src/state";
@@ -102,7 +102,7 @@ describe("SkillToolPolicyMiddleware", () => {
     const secrets = { API_TOKEN: "tok-123456789", UNDECLARED: "other-secret-value" };
     const runtimeWith = () => {
       const rt = hookRuntime("s");
-      return { ...rt, context: { ...rt.context, secrets } };
+      return { ...rt, context: createRunContext({ threadId: rt.threadId, runId: rt.runId, context: { user_id: rt.context.user_id, secrets } }) };
     };
     const capture = (seen: string[]) => async (req: ToolCallRequest) => {
       seen.push(String((req.toolCall.args as { command?: string }).command ?? ""));

@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createRunContext } from "../../src/runtime/run-context";
 import type { ToolRuntime } from "../../src/tools";
 import { probeBwrap, sandboxRunAs, parseSandboxConfig } from "../../src/sandbox";
 
@@ -22,7 +23,7 @@ export function bwrapAvailable(): boolean {
 export function fakeToolRuntime(threadId: string, extra: Partial<ToolRuntime> = {}): ToolRuntime {
   return {
     state: { messages: [] },
-    context: { thread_id: threadId, run_id: `run-${threadId}`, user_id: "default" },
+    context: createRunContext({ threadId, runId: `run-${threadId}`, context: { user_id: "default" } }),
     toolCallId: "call-1",
     signal: new AbortController().signal,
     writer: () => {},

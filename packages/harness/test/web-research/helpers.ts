@@ -1,12 +1,13 @@
 import { WEB_CONTENT_BEGIN, WEB_CONTENT_END } from "../../src/text";
 import { createRunOutcomeRecorder } from "../../src/runtime/outcome";
+import { createRunContext } from "../../src/runtime/run-context";
 import type { ToolDefinition, ToolRuntime } from "../../src/tools";
 
 /** A minimal tool runtime for calling a tool directly. */
 export function toolRuntime(signal: AbortSignal = new AbortController().signal): ToolRuntime {
   return {
     state: { messages: [] } as unknown as ToolRuntime["state"],
-    context: { thread_id: "t", run_id: "r", user_id: "u" },
+    context: createRunContext({ threadId: "t", runId: "r", context: { user_id: "u" } }),
     toolCallId: "call-1",
     signal,
     outcome: createRunOutcomeRecorder(),
