@@ -1,14 +1,14 @@
-import type { DeerFlowRuntime, PersistenceStores } from "@deerflow/harness";
+import type { DeerFlowRuntime, PersistenceStores, RunService } from "@deerflow/harness";
 import type { AuthRuntime } from "./auth/service";
 import type { ResolvedGatewayOptions } from "./options";
-import type { RunManager } from "./runs/run-manager";
 
 /** What every route module receives. */
 export interface GatewayContext {
   options: ResolvedGatewayOptions;
   /** The runtime's stores (thread rows, run records, transcripts). */
   stores: PersistenceStores;
-  runs: RunManager;
+  /** The runtime's run service. */
+  runs: RunService;
   /** The harness runtime the gateway serves: state reads, thread deletion, agents, config. */
   runtime: DeerFlowRuntime;
   /** Sign-in: settings, the account store, the clock. Routes read the caller with `userOf(c)`, not from here. */

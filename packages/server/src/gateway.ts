@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { DeerFlowRuntime, openSqliteStores, PathAccessError, persistenceDbPath, protectHostPort, UploadError, ValidationError } from "@deerflow/harness";
-import type { PersistenceStores } from "@deerflow/harness";
+import type { PersistenceStores, RunService } from "@deerflow/harness";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { Context } from "hono";
@@ -26,8 +26,8 @@ import { registerThreadAccess } from "./routes/thread-access";
 import { registerThreadRoutes } from "./routes/threads";
 import { registerUploadRoutes } from "./routes/uploads";
 import { registerWorkspaceChangesRoutes } from "./routes/workspace-changes";
-import { RunManager } from "./runs/run-manager";
-import { HostPathMasker, RequestGuard } from "./security";
+import { runServiceHttpError } from "./runs/run-errors";
+import { HostPathMasker, publicStreamData, RequestGuard } from "./security";
 import type { RequestGuardSettings } from "./security";
 import { defaultWebDist, registerStaticUi } from "./static-ui";
 
@@ -37,7 +37,8 @@ export interface Gateway {
   readonly app: Hono;
   readonly options: ResolvedGatewayOptions;
   readonly stores: PersistenceStores;
-  readonly runs: RunManager;
+  /** The runtime's run service (create, stream, cancel, wait). */
+  readonly runs: RunService;
   /** The runtime it serves. */
   readonly runtime: DeerFlowRuntime;
   /** Sign-in: settings, the account store (`auth.db`), the clock. */
@@ -52,6 +53,7 @@ export interface Gateway {
 
 function onError(log: (m: string) => void, paths: HostPathMasker) {
   return (err: Error, c: Context) => {
+    err = runServiceHttpError(err) ?? err;
     // error texts name the files they touched: clients see virtual paths, never the data dir's host path
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
@@ -95,7 +97,8 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   for (const t of await stores.threads.listRunning()) await stores.threads.update(t.threadId, { status: "error", updatedAt: ts });
   if (recovered.length) options.log(`[gateway] marked ${recovered.length} orphaned run(s) as error`);
 
-  const runs = new RunManager(runtime, options);
+  const runs = runtime.runs;
+  configureRuns(runtime, input, options);
   const authSource = input.auth;
   const auth = new AuthRuntime({
     section: () => (typeof authSource === "function" ? authSource() : (authSource ?? authSection(runtime, options))),
@@ -172,7 +175,8 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
       });
     },
     async close() {
-      await runs.close();
+      // The runtime's run service outlives a gateway that was handed the runtime: only its runs stop here.
+      await runs.interruptAll();
       if (server) {
         const s = server as import("node:http").Server;
         await new Promise<void>((resolve) => {
@@ -216,4 +220,24 @@ export async function startServer(
   const url = await gateway.start({ port: options.port, host: options.host });
   if (!options.quiet) console.log(`DeerFlow gateway listening on ${url}`);
   return { gateway, url };
+}
+
+/**
+ * How the gateway presents runs: payloads and errors with host paths
+ * rewritten, the run timeout, its log prefix; with the in-memory bridge, the
+ * replay window (`replayBufferSize`, default `stream_bridge.queue_maxsize`)
+ * and how long a finished run's events stay joinable (`reapAfterMs`,
+ * default 60 s, bounded by `stream_bridge.stream_ttl_seconds`).
+ */
+function configureRuns(runtime: DeerFlowRuntime, input: GatewayOptions, options: ResolvedGatewayOptions): void {
+  const paths = new HostPathMasker([options.dataDir, options.baseDir]);
+  const bridge = (runtime.config() as { stream_bridge?: { queue_maxsize?: number; stream_ttl_seconds?: number } | null } | undefined)?.stream_bridge;
+  const ttlSeconds = Math.min(options.reapAfterMs / 1000, bridge?.stream_ttl_seconds ?? Number.POSITIVE_INFINITY);
+  runtime.runs.configure({
+    eventData: publicStreamData,
+    maskError: (text) => paths.maskText(text),
+    runTimeoutMs: options.runTimeoutMs,
+    logPrefix: "[gateway]",
+    memoryReplay: { queueMaxsize: input.replayBufferSize ?? bridge?.queue_maxsize ?? options.replayBufferSize, ttlSeconds },
+  });
 }

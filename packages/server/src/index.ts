@@ -47,7 +47,6 @@ export type {
   ThreadStore,
   UploadLimits,
 } from "@deerflow/harness";
-export { RunEventBuffer } from "./sse/event-buffer";
 export { formatFrame, parseEventId } from "./sse/frame";
 export { runCreateRequestSchema } from "./runs/run-request";
 export type { RunCreateRequest } from "./runs/run-request";

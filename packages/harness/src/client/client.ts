@@ -9,10 +9,11 @@ import type { RunSettings } from "../deerflow-runtime";
 import { ConfigError, DeerFlowError } from "../errors";
 import { humanMessage } from "../messages";
 import type { Message } from "../messages";
-import { emptyUsage, redactSecretKeys } from "../persistence";
-import type { PersistenceStores, RunRecordStatus } from "../persistence";
-import { assertThreadId, isAbortError } from "../runtime";
-import type { Agent, RunResult } from "../runtime";
+import { redactSecretKeys } from "../persistence";
+import type { PersistenceStores } from "../persistence";
+import { assertThreadId } from "../runtime";
+import type { Agent, StreamEvent } from "../runtime";
+import type { RunEndState } from "../runs";
 import { DEFAULT_LOCAL_USER, readArtifact, threadPaths, UploadError, UploadManager } from "../uploads";
 import type { ThreadPaths, UploadDeleteResponse, UploadListResponse, UploadResponse } from "../uploads";
 import { buildModelsResponse, threadDetailResponse, threadSummaryResponse, toJsonSafe } from "./gateway-shapes";
@@ -178,7 +179,6 @@ export class DeerFlowClient {
     const settings = this.settings(options, threadId, runId);
     const row = await stores.threads.get(threadId);
     if (row && row.userId !== this.userId) throw threadNotFound(threadId);
-    const agent = await runtime.buildAgent(settings);
     const before = await runtime.readState(threadId);
     const historical = new Set((before?.values.messages ?? []).map((m) => m.id).filter((id): id is string => !!id));
     const translator = new ClientStreamTranslator(historical);
@@ -203,65 +203,62 @@ export class DeerFlowClient {
       run_id: runId,
       user_id: this.userId,
     };
-    await runtime.recorder.begin(
-      {
-        runId,
-        threadId,
-        userId: this.userId,
-        assistantId: settings.agentName ?? "lead_agent",
-        status: "running",
-        metadata: {},
-        // Stored like the gateway stores it: secret-looking keys (`secrets`, `api_key`, …) masked.
-        kwargs: redactSecretKeys(toJsonSafe({ input: { messages: [input] }, config: { configurable: context }, context: options.context ?? {} })) as Record<string, unknown>,
-        multitaskStrategy: "reject",
-        createdAt: startedAt,
-        updatedAt: startedAt,
-        usage: emptyUsage(),
-        stopReason: null,
-        error: null,
-        modelName: settings.modelName ?? null,
+    // The run's events reach this generator through the service's in-process tap (nothing is published for joins).
+    const events: StreamEvent[] = [];
+    let wake: (() => void) | undefined;
+    const run = await runtime.runs.create({
+      threadId,
+      runId,
+      userId: this.userId,
+      assistantId: settings.agentName ?? "lead_agent",
+      input: { messages: [input] },
+      settings,
+      recursionLimit: options.recursionLimit ?? 100,
+      streamModes: ["values", "messages", "custom"],
+      context,
+      configurable: { ...context },
+      metadata: {},
+      strategy: "reject",
+      // Stored like the gateway stores it: secret-looking keys (`secrets`, `api_key`, …) masked.
+      kwargs: redactSecretKeys(toJsonSafe({ input: { messages: [input] }, config: { configurable: context }, context: options.context ?? {} })) as Record<string, unknown>,
+      createThread: row ? undefined : { threadId, userId: this.userId, status: "running", metadata: {}, displayName: null, createdAt: startedAt, updatedAt: startedAt },
+      historicalIds: historical,
+      signal: options.signal,
+      stream: false,
+      onEvent: (event) => {
+        events.push(event);
+        wake?.();
       },
-      row ? {} : { createThread: { threadId, userId: this.userId, status: "running", metadata: {}, displayName: null, createdAt: startedAt, updatedAt: startedAt } },
-    );
-    await runtime.recorder.started({ runId, threadId, userId: this.userId });
-    let result: RunResult | undefined;
-    let failure: unknown;
+    });
+    let end: RunEndState | undefined;
+    void run.done.then((e) => {
+      end = e;
+      wake?.();
+    });
     try {
-      const run = agent.stream(
-        { messages: [input] },
-        {
-          threadId,
-          runId,
-          context,
-          configurable: { ...context },
-          streamMode: ["values", "messages", "custom"],
-          signal: options.signal,
-          recursionLimit: options.recursionLimit,
-        },
-      );
-      for await (const event of run) {
-        for (const out of translator.translate(event)) yield out;
+      for (;;) {
+        const event = events.shift();
+        if (event) {
+          for (const out of translator.translate(event)) yield out;
+          continue;
+        }
+        if (end) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
       }
-      result = await run.result;
-    } catch (err) {
-      failure = err;
-      throw err;
     } finally {
-      // also runs when the consumer stops iterating early (recorded as interrupted)
-      const { status, error } = endStatus(result, failure);
-      await runtime.recorder.finish({
-        runId,
-        threadId,
-        userId: this.userId,
-        status,
-        error,
-        result,
-        readState: async () => (await runtime.readState(threadId))?.values,
-        historicalIds: historical,
-        agentName: settings.agentName ?? null,
-      });
+      // also runs when the consumer stops iterating early (the run is interrupted and recorded as such)
+      if (!end) {
+        await runtime.runs.cancel(runId, "interrupt", true).catch(() => undefined);
+        await run.recorded;
+      }
     }
-    if (!result) return;
+    // The turn is over once its bookkeeping is written (run hooks, transcript): a caller may read them next.
+    await run.recorded;
+    const ended = end as RunEndState;
+    if (ended.failure !== undefined) throw ended.failure;
+    const result = ended.result;
+    if (!result) throw new DeerFlowError("run_failed", ended.error ?? "The run failed");
     if (result.status === "error") {
       const err = result.error ?? new DeerFlowError("run_failed", "The run failed");
       throw err;
@@ -467,18 +464,4 @@ export async function chatAnswer(events: AsyncIterable<ClientStreamEvent>): Prom
   }
   if (clarification !== undefined) return clarification;
   return order.length ? texts.get(order[order.length - 1])! : "";
-}
-
-/** The stored status of a run from its result, or from the error that ended the stream. */
-function endStatus(result: RunResult | undefined, failure: unknown): { status: RunRecordStatus; error: string | null } {
-  if (result) {
-    if (result.status === "success") return { status: "success", error: null };
-    if (result.status === "error") return { status: "error", error: result.error?.message ?? "Run failed" };
-    return { status: "interrupted", error: null };
-  }
-  if (failure !== undefined) {
-    if (isAbortError(failure)) return { status: "interrupted", error: null };
-    return { status: "error", error: failure instanceof Error ? failure.message : String(failure) };
-  }
-  return { status: "interrupted", error: null };
 }

@@ -19,7 +19,10 @@ import type { ThreadState } from "../state";
 import { threadPaths } from "../uploads";
 import { createWorkspaceChangesHook } from "../workspace";
 import { attachMemory } from "../memory/attach";
-import { RunRecorder } from "./run-recorder";
+import { RunRecorder } from "../runs/run-recorder";
+import { RunService } from "../runs/run-service";
+import { openRunBackends } from "../runs/open-backends";
+import type { RunBackends } from "../runs/backend-types";
 import type { AgentFactory, CloseHook, DeerFlowRuntimeOptions, RunSettings, ThreadDeletedHook } from "./types";
 
 /** Agents kept per config (an agent is rebuilt when the config or the settings change). */
@@ -68,6 +71,10 @@ export class DeerFlowRuntime {
   readonly stores: PersistenceStores;
   readonly sandboxProvider: SandboxProvider;
   readonly recorder: RunRecorder;
+  /** The run lifecycle (create, stream, cancel, wait, resume) for the gateway and the embedded client. */
+  readonly runs: RunService;
+  /** The lock, leases, stream bridge and signals the run service runs on (from `database:`, `stream_bridge:`, `run_ownership:`). */
+  readonly runBackends: RunBackends;
   /** The hot-reloading config manager (undefined when the runtime runs without a config). */
   readonly configManager: ConfigManager | undefined;
   private readonly options: DeerFlowRuntimeOptions;
@@ -94,6 +101,7 @@ export class DeerFlowRuntime {
     checkpointer: Checkpointer;
     stores: PersistenceStores;
     sandboxProvider: SandboxProvider;
+    runBackends: RunBackends;
     log: (message: string) => void;
   }) {
     this.options = init.options;
@@ -104,6 +112,8 @@ export class DeerFlowRuntime {
     this.sandboxProvider = init.sandboxProvider;
     this.log = init.log;
     this.recorder = new RunRecorder(this.stores, this.log);
+    this.runBackends = init.runBackends;
+    this.runs = new RunService({ host: this, backends: init.runBackends, log: this.log });
     this.state = createThreadStateView<ThreadState>(this.checkpointer, threadStateSchema);
     this.agentFactory = init.options.agentFactory;
   }
@@ -157,6 +167,11 @@ export class DeerFlowRuntime {
     owned.push(() => storage.close());
     const checkpointer: Checkpointer = asCheckpointer(options.checkpointer ?? storage.checkpointStore!);
     const stores: PersistenceStores = options.stores ?? storage.stores!;
+    const runBackends = await openRunBackends({ config, storage, stores, dataDir, log }).catch(async (err: unknown) => {
+      await storage.close();
+      throw err;
+    });
+    owned.push(() => runBackends.close());
     let sandboxProvider = options.sandboxProvider;
     if (!sandboxProvider) {
       // /mnt/skills shows each user's enabled-only skills view (see attachSkills).
@@ -165,7 +180,7 @@ export class DeerFlowRuntime {
       sandboxProvider = provider;
       owned.push(() => provider.shutdown?.());
     }
-    const runtime = new DeerFlowRuntime({ options, dataDir, configManager, checkpointer, stores, sandboxProvider, log });
+    const runtime = new DeerFlowRuntime({ options, dataDir, configManager, checkpointer, stores, sandboxProvider, runBackends, log });
     // Owned resources close last, after every subsystem registered later.
     runtime.closeHooks.push(...owned);
     // Subsystems attach here (each registers its own close / thread-deleted / run hooks).
@@ -310,6 +325,8 @@ export class DeerFlowRuntime {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Runs first: they are interrupted and their bookkeeping written while the stores are still open.
+    await this.runs.close();
     for (const hook of [...this.closeHooks].reverse()) {
       try {
         await hook();

@@ -135,6 +135,20 @@ export class RunCancelledError extends DeerFlowError {
   }
 }
 
+/**
+ * The run service refused a run operation. `code` says why:
+ * `run_conflict` (the thread has an active run and the strategy is
+ * `reject`), `run_not_found`, `run_not_cancellable` (already finished),
+ * `run_not_active_here` (executing in a process this one cannot reach),
+ * `run_service_closed`, `run_backend_failed` (lock, lease or stream backend
+ * unavailable).
+ */
+export class RunServiceError extends DeerFlowError {
+  constructor(code: string, message: string, options: DeerFlowErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
+
 /** Input from a caller (thread id, run options…) is invalid. */
 export class ValidationError extends DeerFlowError {
   constructor(message: string, options: DeerFlowErrorOptions & { code?: string } = {}) {

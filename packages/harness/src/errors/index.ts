@@ -10,6 +10,7 @@ export {
   InvalidUpdateError,
   GraphRecursionError,
   RunCancelledError,
+  RunServiceError,
   ValidationError,
   StreamBridgeError,
   hasErrorCode,

@@ -5,6 +5,7 @@ export type {
   MultitaskStrategy,
   PersistenceStores,
   RunRecord,
+  RunExecution,
   RunRecordStatus,
   RunStore,
   RunUsage,
@@ -19,3 +20,4 @@ export { ensureSqliteSchema, openSqliteStores, SqliteMessageStore, SqliteRunStor
 export { createMemoryStores, MemoryMessageStore, MemoryRunStore, MemoryThreadStore } from "./memory-stores";
 export { PERSISTENCE_DB_FILE, persistenceDbPath } from "./paths";
 export { containsSecretText, REDACTED, redactSecretKeys, redactSecretText } from "./redact";
+export { MemoryRunLeases, MemoryRunLock, SqliteRunLocks } from "./run-locks";

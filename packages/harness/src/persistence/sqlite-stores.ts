@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS gw_runs (
   usage TEXT NOT NULL,
   stop_reason TEXT,
   error TEXT,
-  model_name TEXT
+  model_name TEXT,
+  execution TEXT
 );
 CREATE INDEX IF NOT EXISTS gw_runs_thread ON gw_runs(thread_id, created_at);
 CREATE TABLE IF NOT EXISTS gw_messages (
@@ -94,6 +95,8 @@ function toRun(r: Row): RunRecord {
     stopReason: (r.stop_reason as string | null) ?? null,
     error: (r.error as string | null) ?? null,
     modelName: (r.model_name as string | null) ?? null,
+    // Only present when stored, so records of older runs compare as before.
+    ...(typeof r.execution === "string" ? { execution: parseJson<RunRecord["execution"]>(r.execution, null) } : {}),
   };
 }
 
@@ -119,6 +122,7 @@ const RUN_COLUMNS: ColumnSpec = {
   stopReason: { column: "stop_reason" },
   error: { column: "error" },
   modelName: { column: "model_name" },
+  execution: { column: "execution", json: true },
 };
 
 /**
@@ -232,8 +236,8 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
 export class SqliteRunStore extends StatementCache implements RunStore {
   async create(r: RunRecord): Promise<void> {
     return this.write(
-      `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name)
-         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      `INSERT INTO gw_runs(run_id,thread_id,user_id,assistant_id,status,metadata,kwargs,multitask_strategy,created_at,updated_at,usage,stop_reason,error,model_name,execution)
+         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
       // Serialised when the batch commits (a record is not changed after it is handed in).
       () => [
         r.runId,
@@ -250,6 +254,7 @@ export class SqliteRunStore extends StatementCache implements RunStore {
         r.stopReason,
         r.error,
         r.modelName,
+        r.execution ? JSON.stringify(r.execution) : null,
       ],
       [`run:${r.runId}`, "runs-any"],
     );
@@ -349,6 +354,9 @@ export class SqliteMessageStore extends StatementCache implements MessageStore {
 /** Create the `gw_threads`, `gw_runs` and `gw_messages` tables when missing. */
 export function ensureSqliteSchema(db: Database.Database): void {
   db.exec(SCHEMA);
+  // Databases made before runs kept their execution settings get the column (NULL for their runs).
+  const columns = db.prepare(`PRAGMA table_info(gw_runs)`).all() as Array<{ name: string }>;
+  if (!columns.some((c) => c.name === "execution")) db.exec(`ALTER TABLE gw_runs ADD COLUMN execution TEXT`);
 }
 
 /**

@@ -80,6 +80,31 @@ export interface RunRecord {
   error: string | null;
   /** Model name used (from `context.model_name`), if any. */
   modelName: string | null;
+  /**
+   * What executing the run again needs when its process died (absent on
+   * records written before the run service kept it). Written once, with the
+   * record; request-scoped secrets are never part of it.
+   */
+  execution?: RunExecution | null;
+}
+
+/**
+ * A run's execution settings as the run service stores them, so another
+ * process can resume the run from its thread's last checkpoint: the typed
+ * settings, the run context and `configurable` without request-scoped
+ * secrets, and the stream shape.
+ */
+export interface RunExecution {
+  /** The typed run settings (`RunSettings`: model, thinking, plan mode, agent, user…). */
+  settings: Record<string, unknown>;
+  /** The run context without `secrets`. */
+  context: Record<string, unknown>;
+  configurable: Record<string, unknown>;
+  recursionLimit: number;
+  /** The harness stream modes the run publishes. */
+  streamModes: string[];
+  /** Nested (subgraph) events are published too. */
+  subgraphs: boolean;
 }
 
 /** Run record store. */

@@ -6,7 +6,7 @@ import type { PersistenceStores, RunRecord, RunRecordStatus, RunUsage, ThreadRec
 import type { RunResult } from "../runtime";
 import type { AgentState } from "../state";
 
-/** How a run ended, as its caller (gateway run manager, embedded client) decided. */
+/** How a run ended, as the run service decided. */
 export interface RunEnd {
   runId: string;
   threadId: string;

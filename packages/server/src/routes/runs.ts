@@ -4,7 +4,8 @@ import { z } from "zod";
 import type { GatewayContext } from "../context";
 import { userOf } from "../auth";
 import { HttpError, threadNotFound } from "../http-error";
-import type { LiveRun } from "../runs/run-manager";
+import type { RunHandle } from "@deerflow/harness";
+import { createRun } from "../runs/create-run";
 import { runCreateRequestSchema } from "../runs/run-request";
 import type { RunCreateRequest } from "../runs/run-request";
 import { runResponse } from "../runs/run-response";
@@ -32,14 +33,14 @@ function cancelOnDisconnect(ctx: GatewayContext, runId: string): () => void {
 export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
 
-  const streamRun = (c: Context, run: LiveRun): Response =>
-    sendSse(c, (push) => run.buffer.listen(0, push), {
+  const streamRun = (c: Context, run: RunHandle): Response =>
+    sendSse(c, (push) => run.subscribe(null, push), {
       heartbeatMs: ctx.options.heartbeatMs,
       headers: { "Content-Location": contentLocation(run.threadId, run.runId) },
       onDisconnect: run.onDisconnect === "cancel" ? cancelOnDisconnect(ctx, run.runId) : undefined,
     });
 
-  const waitRun = async (c: Context, run: LiveRun): Promise<Response> => {
+  const waitRun = async (c: Context, run: RunHandle): Promise<Response> => {
     await run.done;
     const rec = await ctx.stores.runs.get(run.runId);
     c.header("Content-Location", contentLocation(run.threadId, run.runId));
@@ -49,14 +50,14 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   };
 
   // Streaming routes start the response as soon as the thread is reserved (`waitForStore: false`).
-  const threaded = async (c: Context, streaming = false): Promise<{ run: LiveRun }> => {
+  const threaded = async (c: Context, streaming = false): Promise<{ run: RunHandle }> => {
     const threadId = checkThreadId(c.req.param("thread_id") ?? "");
     const req = await readJson(c, runCreateRequestSchema, max);
     requireThreadRow(c); // loaded and authorised once by the thread-access middleware
-    return { run: await ctx.runs.create(threadId, req, userOf(c).id, { waitForStore: !streaming }) };
+    return { run: await createRun(ctx, threadId, req, userOf(c).id, { waitForStore: !streaming }) };
   };
 
-  const stateless = async (c: Context, streaming = false): Promise<{ run: LiveRun }> => {
+  const stateless = async (c: Context, streaming = false): Promise<{ run: RunHandle }> => {
     const req: RunCreateRequest = await readJson(c, runCreateRequestSchema, max);
     const fromConfig = req.config?.configurable?.thread_id;
     const threadId = typeof fromConfig === "string" && fromConfig ? checkThreadId(fromConfig, ["body", "config", "configurable", "thread_id"]) : randomUUID();
@@ -66,7 +67,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
       if (!(await mayClaimThreadId(ctx, c, threadId))) throw threadNotFound(threadId);
       await createThreadRecord(ctx, c, threadId, {});
     }
-    return { run: await ctx.runs.create(threadId, req, userOf(c).id, { waitForStore: !streaming }) };
+    return { run: await createRun(ctx, threadId, req, userOf(c).id, { waitForStore: !streaming }) };
   };
 
   app.post("/threads/:thread_id/runs/stream", async (c) => streamRun(c, (await threaded(c, true)).run));
@@ -100,21 +101,15 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
 
   const join = async (c: Context): Promise<Response> => {
     const rec = await findRun(c);
-    const live = ctx.runs.getLive(rec.runId);
-    if (!live) return endedStreamResponse();
-    const start = live.buffer.startCursor(c.req.header("last-event-id"));
+    // A run whose stream expired (or never had one) only says it ended; the bridge replays the rest from the id.
+    if (!(await ctx.runs.hasStream(rec.runId))) return endedStreamResponse();
+    const lastEventId = c.req.header("last-event-id") ?? null;
     return sendSse(
       c,
-      (push) => {
-        if ("gap" in start) {
-          push({ kind: "gap", data: start.gap });
-          return () => {};
-        }
-        return live.buffer.listen(start.cursor, push);
-      },
+      (push) => ctx.runs.subscribe(rec.runId, lastEventId, push),
       {
         heartbeatMs: ctx.options.heartbeatMs,
-          onDisconnect: () => {
+        onDisconnect: () => {
           if (c.req.query("cancel_on_disconnect") === "true") void ctx.runs.cancel(rec.runId, "interrupt", false).catch(() => undefined);
         },
       },

@@ -1,4 +1,9 @@
+import { Command, coerceMessage, readRuntimeOptions, ValidationError } from "@deerflow/harness";
+import type { ModelEntry, RunInput, RunRequest, RunSettings, StreamMode } from "@deerflow/harness";
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { HttpError } from "../http-error";
+import { redactSecrets } from "./run-response";
 
 /** Stream modes a client may request. */
 export const ACCEPTED_STREAM_MODES = ["values", "messages-tuple", "updates", "debug", "tasks", "checkpoints", "custom"] as const;
@@ -87,4 +92,102 @@ export function agentNameFromAssistant(assistantId: string | undefined): string 
   if (!assistantId || assistantId === "lead_agent") return undefined;
   const name = assistantId.toLowerCase().replace(/_/g, "-");
   return /^[a-z0-9-]+$/.test(name) ? name : null;
+}
+
+const HARNESS_MODE: Record<ClientStreamMode, StreamMode> = {
+  values: "values",
+  "messages-tuple": "messages",
+  updates: "updates",
+  debug: "debug",
+  tasks: "tasks",
+  checkpoints: "checkpoints",
+  custom: "custom",
+};
+
+/** What {@link toRunRequest} needs besides the body. */
+export interface RunRequestContext {
+  threadId: string;
+  /** The caller's id: the run's files, memory, agents, skills and sessions are that user's. */
+  userId: string;
+  /** The configured models now (a `model_name` must be one of them). */
+  models: readonly ModelEntry[];
+  /** Clamp of `config.recursion_limit`. */
+  maxRecursionLimit: number;
+}
+
+/**
+ * Turn a validated run body into the harness's typed {@link RunRequest}:
+ * the whitelisted context keys, the settings parsed once, the identity the
+ * server assigns (never the request's), the input checked message by
+ * message. Throws HttpError on client mistakes.
+ */
+export function toRunRequest(req: RunCreateRequest, at: RunRequestContext): RunRequest {
+  const { threadId, userId } = at;
+  const runId = randomUUID();
+  const agentName = agentNameFromAssistant(req.assistant_id);
+  if (agentName === null) {
+    throw new HttpError(422, `Invalid assistant_id '${req.assistant_id}': agent names must match [a-z0-9-]+`);
+  }
+  const configurable: Record<string, unknown> = { ...(req.config?.configurable ?? {}) };
+  const source: Record<string, unknown> = { ...(req.context ?? {}), ...(req.config?.context ?? {}) };
+  const context: Record<string, unknown> = {};
+  for (const key of CONTEXT_WHITELIST) {
+    if (source[key] !== undefined) context[key] = source[key];
+  }
+  if (agentName) context.agent_name = agentName;
+  const modelName = context.model_name;
+  if (modelName !== undefined && at.models.length && !at.models.some((m) => m.name === modelName)) {
+    throw new HttpError(400, `Model '${String(modelName)}' is not in the configured model allowlist`);
+  }
+  Object.assign(configurable, context, { thread_id: threadId });
+  // The run's identity is the server's: the caller (signed-in user) and ids it assigned, never the request's.
+  delete configurable.user_id;
+  delete configurable.run_id;
+  Object.assign(context, { thread_id: threadId, run_id: runId, user_id: userId });
+  // Request-scoped skill secrets (`required-secrets`) go to the run context only: never configurable or metadata.
+  if (source.secrets && typeof source.secrets === "object" && !Array.isArray(source.secrets)) context.secrets = source.secrets;
+  let settings: RunSettings;
+  try {
+    settings = readRuntimeOptions(configurable, context);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new HttpError(422, err.message);
+    throw err;
+  }
+  const modes = requestedModes(req);
+  return {
+    threadId,
+    runId,
+    userId,
+    assistantId: req.assistant_id ?? "lead_agent",
+    input: runInput(req),
+    settings,
+    recursionLimit: Math.min(Math.max(1, req.config?.recursion_limit ?? 100), at.maxRecursionLimit),
+    streamModes: modes.map((m) => HARNESS_MODE[m]),
+    subgraphs: req.stream_subgraphs === true,
+    context,
+    configurable,
+    metadata: { ...(req.metadata ?? {}) },
+    checkpointId: req.checkpoint?.checkpoint_id ?? req.checkpoint_id ?? undefined,
+    strategy: req.multitask_strategy ?? "reject",
+    kwargs: redactSecrets({ input: req.input ?? null, command: req.command ?? null, config: req.config ?? {}, context: req.context ?? {} }) as Record<string, unknown>,
+    onDisconnect: req.on_disconnect ?? "cancel",
+  };
+}
+
+/** The run's input: a `Command` resuming an interrupt, the new messages (each checked), or null. */
+function runInput(req: RunCreateRequest): RunInput {
+  if (req.command && req.command.resume !== undefined) return new Command({ resume: req.command.resume });
+  if (!req.input) return null;
+  const messages = req.input.messages;
+  if (messages !== undefined) {
+    if (!Array.isArray(messages)) throw new HttpError(400, "Invalid message at input.messages: expected a list");
+    messages.forEach((m, i) => {
+      try {
+        coerceMessage(m, `input.messages[${i}]`);
+      } catch (err) {
+        throw new HttpError(400, err instanceof ValidationError ? err.message : `Invalid message at input.messages[${i}]`);
+      }
+    });
+  }
+  return { ...req.input };
 }

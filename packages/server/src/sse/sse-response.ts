@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
-import type { SubscriberItem } from "./event-buffer";
+import type { StreamItem } from "@deerflow/harness";
 import { formatFrame, HEARTBEAT_FRAME } from "./frame";
 
 /** Options of {@link sseResponse} and {@link sendSse}. */
@@ -45,7 +45,7 @@ interface SseSink {
  * Attach to an event source: call `push` for every item (synchronously is
  * fine, also during the call itself) and return a function that detaches.
  */
-export type SseSource = (push: (item: SubscriberItem) => void) => () => void;
+export type SseSource = (push: (item: StreamItem) => void) => () => void;
 
 /**
  * One heartbeat clock per tick length for every open stream (instead of an
@@ -92,7 +92,7 @@ class SsePump {
   private readonly tick: number;
   // Bound once (bound methods, not arrow fields: the TypeScript loader names every arrow field per instance).
   /** The source calls it for every item. */
-  readonly push: (item: SubscriberItem) => void = this.onItem.bind(this);
+  readonly push: (item: StreamItem) => void = this.onItem.bind(this);
   /** The sink's close events and the request signal call it. */
   readonly disconnect: () => void = this.onDisconnect.bind(this);
   private readonly flushBound: () => void = this.flush.bind(this);
@@ -187,10 +187,10 @@ class SsePump {
     this.stop();
   }
 
-  private onItem(item: SubscriberItem): void {
+  private onItem(item: StreamItem): void {
     if (this.finished) return;
     try {
-      if (item.kind === "event") this.write(formatFrame(item.event.event, item.event.data, item.event.id));
+      if (item.kind === "event") this.write(formatFrame(item.event, item.data, item.id));
       else if (item.kind === "gap") this.finish(formatFrame("gap", item.data));
       else this.finish(END_FRAME);
     } catch (err) {

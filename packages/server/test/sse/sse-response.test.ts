@@ -2,18 +2,29 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createAgent, MemoryCheckpointStore, threadStateSchema } from "@deerflow/harness";
+import { createAgent, createMemoryStreamBridge, MemoryCheckpointStore, threadStateSchema } from "@deerflow/harness";
+import type { StreamListener } from "@deerflow/harness";
 import { ScriptedModel } from "@deerflow/harness/testing";
 import { createGateway } from "../../src/gateway";
-import { RunEventBuffer } from "../../src/sse/event-buffer";
 import { sendSse, sseResponse } from "../../src/sse/sse-response";
 import { parseSse } from "../helpers/test-gateway";
 
+/** One run's stream on an in-memory bridge: publish, close (end), and listen from the oldest event. */
+async function runStream(runId: string) {
+  const bridge = createMemoryStreamBridge({ queueMaxsize: 256, ttlSeconds: 60 });
+  const writer = await bridge.writer(runId);
+  return {
+    publish: (event: string, data: unknown) => writer.publish(event, data),
+    close: () => void writer.end(),
+    listen: (push: StreamListener) => bridge.subscribe(runId, null, push),
+  };
+}
+
 describe("sseResponse (Web-stream path, used without a Node response)", () => {
   it("replays, tails, coalesces same-tick frames into one chunk and ends with end", async () => {
-    const buffer = new RunEventBuffer("r-web");
+    const buffer = await runStream("r-web");
     buffer.publish("metadata", { run_id: "r-web" });
-    const res = sseResponse((push) => buffer.listen(0, push), { heartbeatMs: 60_000, headers: { "Content-Location": "/x" } });
+    const res = sseResponse((push) => buffer.listen(push), { heartbeatMs: 60_000, headers: { "Content-Location": "/x" } });
     expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
     expect(res.headers.get("content-location")).toBe("/x");
     const reader = res.body!.getReader();
@@ -39,11 +50,11 @@ describe("sseResponse (Web-stream path, used without a Node response)", () => {
   });
 
   it("a cancelled body detaches from the buffer", async () => {
-    const buffer = new RunEventBuffer("r-cancel");
+    const buffer = await runStream("r-cancel");
     let detached = false;
     const res = sseResponse(
       (push) => {
-        const stop = buffer.listen(0, push);
+        const stop = buffer.listen(push);
         return () => {
           detached = true;
           stop();
@@ -108,9 +119,9 @@ describe("sendSse on a Node response", () => {
 
   it("starts the response on the next turn, replaying what was published meanwhile", async () => {
     const { c, calls } = nodeContext();
-    const buffer = new RunEventBuffer("r-node");
+    const buffer = await runStream("r-node");
     buffer.publish("metadata", { run_id: "r-node" });
-    sendSse(c, (push) => buffer.listen(0, push), { heartbeatMs: 60_000 });
+    sendSse(c, (push) => buffer.listen(push), { heartbeatMs: 60_000 });
     expect(calls).toEqual([]); // nothing inside the request
     buffer.publish("values", { messages: [] });
     buffer.close();
@@ -120,9 +131,9 @@ describe("sendSse on a Node response", () => {
 
   it("a response gone before its turn is reported as a disconnect and never written", async () => {
     const { c, outgoing, calls } = nodeContext();
-    const buffer = new RunEventBuffer("r-gone");
+    const buffer = await runStream("r-gone");
     let disconnected = 0;
-    sendSse(c, (push) => buffer.listen(0, push), { heartbeatMs: 60_000, onDisconnect: () => disconnected++ });
+    sendSse(c, (push) => buffer.listen(push), { heartbeatMs: 60_000, onDisconnect: () => disconnected++ });
     outgoing.destroyed = true; // the client hung up in the same turn
     await new Promise((r) => setImmediate(r));
     expect(disconnected).toBe(1);

@@ -1,0 +1,60 @@
+import { DeerFlowError } from "../errors";
+import type { RunRecordStatus } from "../persistence";
+import type { Agent, RunResult } from "../runtime";
+import type { CancelAction } from "./run-types";
+
+/** The stream's and the record's error when a run's record could not be stored. */
+export const STORE_FAILED = "Could not store the run";
+
+/** Why a run stopped, as the service saw it (besides its result). */
+export interface RunStopCause {
+  /** The record could not be stored (the run is rolled back). */
+  storeError?: unknown;
+  cancelAction?: CancelAction;
+  /** The run exceeded the run timeout (`timeoutMs` for the message). */
+  timedOut?: boolean;
+  timeoutMs?: number;
+}
+
+/** A run's final status, error text and the `error` event to publish (if any). */
+export interface DecidedEnd {
+  status: RunRecordStatus;
+  error: string | null;
+  /** Publish `error` with this payload before `end`. */
+  event?: { message: string; name: string };
+  /** Log this line (a failure the harness did not raise on purpose). */
+  log?: string;
+}
+
+/**
+ * Decide how a run ended, in the order the causes win: a failed record
+ * store, a rollback, the timeout, an interrupt, a thrown failure, then the
+ * agent's own result. `mask` rewrites host paths in texts that reach clients.
+ */
+export function decideEnd(result: RunResult | undefined, failure: unknown, cause: RunStopCause, mask: (text: string) => string): DecidedEnd {
+  if (cause.storeError !== undefined) return { status: "error", error: STORE_FAILED, event: { message: STORE_FAILED, name: "StoreError" } };
+  if (cause.cancelAction === "rollback") return { status: "error", error: "Rolled back by user" };
+  if (cause.timedOut) return { status: "timeout", error: `Run exceeded ${cause.timeoutMs} ms` };
+  if (cause.cancelAction === "interrupt") return { status: "interrupted", error: null };
+  if (failure !== undefined) {
+    const error = mask(failure instanceof Error ? failure.message : String(failure));
+    const name = failure instanceof Error ? failure.name : "Error";
+    return { status: "error", error, event: { message: error, name }, log: failure instanceof DeerFlowError ? undefined : `${name}: ${error}` };
+  }
+  if (!result) return { status: "error", error: "Run ended without a result" };
+  if (result.status === "success") return { status: "success", error: null };
+  if (result.status === "interrupted" || result.status === "cancelled") return { status: "interrupted", error: null };
+  const error = mask(result.error?.message ?? "Run failed");
+  return { status: "error", error, event: { message: error, name: result.error?.name ?? "Error" } };
+}
+
+/**
+ * What DeerFlow puts in a run's config metadata, from the built agent: it
+ * reaches every `messages` event and checkpoint (`agent_name` is `default`
+ * for the lead agent, as DeerFlow writes it).
+ */
+export function agentRunMetadata(agent: Agent): Record<string, unknown> {
+  const meta = (agent as { metadata?: Record<string, unknown> }).metadata;
+  if (!meta) return {};
+  return { ls_integration: "langchain_create_agent", available_skills: null, ...meta, agent_name: meta.agent_name ?? "default" };
+}

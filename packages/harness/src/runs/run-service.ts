@@ -1,0 +1,747 @@
+import { randomUUID } from "node:crypto";
+import { isoNow } from "../clock";
+import type { RunSettings } from "../deerflow-runtime/types";
+import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
+import { emptyUsage, redactSecretKeys, TERMINAL_RUN_STATUSES } from "../persistence";
+import type { PersistenceStores, RunExecution, RunRecord, RunRecordStatus } from "../persistence";
+import type { Agent, RunOptions, RunResult, StateSnapshot, StreamMode } from "../runtime";
+import type { RunBackends, RunSignal, RunStreamWriter, StreamBridge, StreamListener } from "./backend-types";
+import { createMemoryStreamBridge } from "./bridge";
+import { MessageCoalescer } from "./message-coalescer";
+import { agentRunMetadata, decideEnd } from "./run-end";
+import type { RunRecorder } from "./run-recorder";
+import { SlotWaiter } from "./slot-waiter";
+import type { CancelAction, RunEndState, RunHandle, RunRequest } from "./run-types";
+
+/** What the run service runs on: the runtime's stores, recorder, agents and state. */
+export interface RunHost {
+  readonly stores: PersistenceStores;
+  readonly recorder: RunRecorder;
+  readonly checkpointer: { deleteThread(threadId: string): Promise<void> };
+  buildAgent(settings: Partial<RunSettings>): Promise<Agent>;
+  readState(threadId: string, checkpointId?: string): Promise<StateSnapshot | undefined>;
+  updateState(threadId: string, update: Record<string, unknown>, options?: { checkpointId?: string; asNode?: string }): Promise<unknown>;
+}
+
+/** How a server presents runs (set with {@link RunService.configure}). */
+export interface RunPolicy {
+  /** The public form of an event payload (a server rewrites host paths in state). */
+  eventData?: (mode: StreamMode, data: unknown) => unknown;
+  /** Rewrite texts that reach clients (run errors name the files they touched). */
+  maskError?: (text: string) => string;
+  /** Mark a run `timeout` after this long (default: none). */
+  runTimeoutMs?: number;
+  /** Prefix of the service's log lines (default `[runs]`). */
+  logPrefix?: string;
+  /**
+   * With the in-memory bridge: the events retained per run and how long a
+   * finished run's stream stays joinable (a one-process server keeps this
+   * short: the memory is its own). Ignored with a shared bridge.
+   */
+  memoryReplay?: { queueMaxsize: number; ttlSeconds: number };
+}
+
+/** Options of {@link RunService}. */
+export interface RunServiceOptions {
+  host: RunHost;
+  backends: RunBackends;
+  log: (message: string) => void;
+  /** Epoch ms (tests pass a clock they control for leases). */
+  clock?: () => number;
+}
+
+interface LocalRun extends RunHandle {
+  status: RunRecordStatus;
+  readonly userId: string;
+  readonly request: RunRequest;
+  readonly record: RunRecord;
+  readonly controller: AbortController;
+  /** Resolves with the run's stream writer once it is open (its `metadata` event is the first). */
+  readonly writer: Promise<RunStreamWriter>;
+  /** Settles once the record is stored (resumed runs: at once). */
+  readonly stored: Promise<void>;
+  readonly resumed: boolean;
+  cancelAction?: CancelAction;
+  timedOut: boolean;
+  started: boolean;
+  /** Waiting for another process to free the thread's slot (shared backends). */
+  remoteWait: boolean;
+  leaseLost: boolean;
+  holdsLease: boolean;
+  heartbeat?: ReturnType<typeof setInterval>;
+  resolveDone(end: RunEndState): void;
+  resolveRecorded(): void;
+}
+
+/** A writer for runs that publish nothing (their events go to `onEvent` only). */
+const SILENT_WRITER: RunStreamWriter = { publish: () => "", end: () => Promise.resolve(), flush: () => Promise.resolve() };
+
+const TERMINAL = TERMINAL_RUN_STATUSES;
+
+/**
+ * The run lifecycle, for the gateway and the embedded client alike: create
+ * and start (one active run per thread, the multitask strategies reject /
+ * interrupt / rollback / enqueue), stream from an event id, cancel with
+ * interrupt or rollback, wait, list, and resume a run whose process died.
+ *
+ * One process executes a run: the one that accepted it (or resumed it). Its
+ * events go to the stream bridge (any process can follow them), its record
+ * and transcript to the stores through the run recorder. On shared backends
+ * the thread's slot is a {@link RunLock} across processes, the executing
+ * process holds the run's lease and renews it, and cancels and freed slots
+ * travel as {@link RunSignal}s. On one process's backends the slot is kept
+ * in memory only: no lock or lease round trip per run.
+ */
+export class RunService {
+  private readonly host: RunHost;
+  private readonly backends: RunBackends;
+  private readonly log: (message: string) => void;
+  private readonly clock: () => number;
+  private policy: RunPolicy = {};
+  /** Runs this process executes or has queued, until they ended. */
+  private readonly live = new Map<string, LocalRun>();
+  private readonly active = new Map<string, LocalRun>();
+  private readonly queues = new Map<string, LocalRun[]>();
+  /** Threads whose slot across processes is being taken by a request (shared backends). */
+  private readonly reserving = new Set<string>();
+  private readonly slots: SlotWaiter;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+  /** The stream bridge runs publish to (the backends', or the service's own in-memory one, see {@link RunPolicy.memoryReplay}). */
+  private bridge: StreamBridge;
+  private ownBridge: StreamBridge | undefined;
+
+  constructor(options: RunServiceOptions) {
+    this.host = options.host;
+    this.backends = options.backends;
+    this.bridge = options.backends.bridge;
+    this.log = options.log;
+    this.clock = options.clock ?? Date.now;
+    this.slots = new SlotWaiter(this.backends, this.clock);
+    this.unsubscribe = this.backends.signals.subscribe((signal) => this.onSignal(signal));
+  }
+
+  /** True when runs are shared with other processes (PostgreSQL lock and leases, Redis bridge). */
+  get shared(): boolean {
+    return this.backends.shared;
+  }
+
+  /** This process's lease owner id. */
+  get ownerId(): string {
+    return this.backends.ownerId;
+  }
+
+  /** The backends the service runs on. */
+  get runBackends(): RunBackends {
+    return this.backends;
+  }
+
+  /** Set how runs are presented (event payloads, error texts, timeout). Applies to runs created afterwards. */
+  configure(policy: RunPolicy): void {
+    this.policy = { ...this.policy, ...policy };
+    const replay = policy.memoryReplay;
+    // Swapped only while no run publishes: a run's stream stays on the bridge it started on.
+    if (replay && this.backends.bridge.kind === "memory" && !this.backends.shared && this.live.size === 0) {
+      const previous = this.ownBridge;
+      this.ownBridge = createMemoryStreamBridge(replay);
+      this.bridge = this.ownBridge;
+      void previous?.close();
+    }
+  }
+
+  private prefix(): string {
+    return this.policy.logPrefix ?? "[runs]";
+  }
+
+  /** A run this process executes or has queued (undefined once it ended). */
+  get(runId: string): RunHandle | undefined {
+    return this.live.get(runId);
+  }
+
+  /** True while the thread has an active or queued run in this process. */
+  hasWorkInFlight(threadId: string): boolean {
+    return this.active.has(threadId) || this.reserving.has(threadId) || (this.queues.get(threadId)?.length ?? 0) > 0;
+  }
+
+  /** Runs of a thread, newest first (the stored records). */
+  list(threadId: string): Promise<RunRecord[]> {
+    return this.host.stores.runs.listByThread(threadId);
+  }
+
+  /**
+   * Create a run and start it, or queue it behind the thread's active run.
+   * Throws a {@link RunServiceError} `run_conflict` under `reject` when the
+   * thread is busy, `checkpoint_not_found` for an unknown `checkpointId`.
+   * With `waitForStore: false` it returns as soon as the thread is reserved
+   * (a streaming response can start at once); a store failure then reaches
+   * the stream as `error` + `end`.
+   */
+  async create(request: RunRequest, options: { waitForStore?: boolean } = {}): Promise<RunHandle> {
+    if (this.closed) throw new RunServiceError("run_service_closed", "Server is shutting down");
+    const { threadId } = request;
+    const runId = request.runId ?? randomUUID();
+    if (request.checkpointId) {
+      const snap = await this.host.readState(threadId, request.checkpointId).catch(() => undefined);
+      if (!snap) throw new RunServiceError("checkpoint_not_found", `Checkpoint ${request.checkpointId} not found in thread ${threadId}`);
+    }
+    const strategy = request.strategy ?? "reject";
+    if (this.hasWorkInFlight(threadId)) {
+      if (strategy === "reject") throw conflict(threadId);
+      if (strategy === "interrupt" || strategy === "rollback") {
+        const victims = [...(this.queues.get(threadId) ?? []), ...(this.active.has(threadId) ? [this.active.get(threadId)!] : [])];
+        await Promise.all(victims.map((v) => this.cancelLocal(v, strategy, true)));
+      }
+    }
+    // Decide and reserve the thread synchronously: no await between the busy check and the reservation,
+    // so two requests racing on one thread cannot both become active here.
+    if (strategy === "reject" && this.hasWorkInFlight(threadId)) throw conflict(threadId);
+    const startsNow = !this.active.has(threadId) && !this.reserving.has(threadId);
+    let remoteWait = false;
+    if (this.backends.shared && startsNow) {
+      // The slot across processes, taken before anything is written: a refused request leaves no record.
+      // Meanwhile the thread counts as busy here, so local requests queue behind this one.
+      this.reserving.add(threadId);
+      try {
+        if (!(await this.slots.tryAcquire(threadId, runId))) {
+          if (strategy === "reject") throw conflict(threadId);
+          const holder = await this.backends.lock.holder(threadId);
+          if (holder && (strategy === "interrupt" || strategy === "rollback")) {
+            await this.backends.signals.publish({ type: "cancel", runId: holder.runId, action: strategy });
+          }
+          remoteWait = true;
+        }
+      } catch (err) {
+        this.reserving.delete(threadId);
+        if (!this.active.has(threadId)) this.startNext(threadId);
+        if (err instanceof RunServiceError) throw err;
+        throw new RunServiceError("run_backend_failed", `The run lock is unavailable: ${errorMessage(err)}`, { cause: err });
+      }
+      this.reserving.delete(threadId);
+    }
+    const ts = isoNow();
+    const context = { ...request.context, thread_id: threadId, run_id: runId, user_id: request.userId };
+    const record: RunRecord = {
+      runId,
+      threadId,
+      userId: request.userId,
+      assistantId: request.assistantId,
+      // A run that starts right away is stored as running (one write instead of pending → running).
+      status: startsNow && !remoteWait ? "running" : "pending",
+      metadata: { ...request.metadata },
+      kwargs: request.kwargs,
+      multitaskStrategy: strategy,
+      createdAt: ts,
+      updatedAt: ts,
+      usage: emptyUsage(),
+      stopReason: null,
+      error: null,
+      modelName: request.settings.modelName ?? null,
+      execution: executionOf(request, context),
+    };
+    const run = this.newRun({ ...request, runId, context, strategy }, record, {
+      // Both writes are queued now, before anything the run writes, and commit with the next group commit.
+      stored: this.host.recorder.begin(record, request.createThread ? { createThread: request.createThread } : {}),
+      writer: request.stream === false ? Promise.resolve(SILENT_WRITER) : this.openWriter(runId, threadId, false),
+      resumed: false,
+    });
+    run.remoteWait = remoteWait;
+    if (startsNow) this.active.set(threadId, run);
+    else this.enqueue(run);
+    run.stored.catch((err: unknown) => this.storeFailed(run, err));
+    if (startsNow) this.start(run);
+    // A failed store is reported in the run's stream (error, then end); a caller that waits for it gets the error.
+    if (options.waitForStore !== false) await run.stored;
+    return run;
+  }
+
+  /**
+   * Execute again a run whose owner died, under this process's lease: from
+   * its thread's last checkpoint (input null; dangling tool calls are patched
+   * by the agent's middleware), continuing the same event stream. Its
+   * request-scoped secrets are not carried over. Throws a
+   * {@link RunServiceError} `run_not_resumable` when the run is unknown,
+   * finished, already executing here, was stored without its execution
+   * settings, or its lease or thread is held by a live owner; the caller
+   * then ends it with {@link abandon}.
+   */
+  async resume(runId: string): Promise<RunHandle> {
+    const refuse = (why: string) => new RunServiceError("run_not_resumable", `Run ${runId} cannot be resumed: ${why}`, { details: { run_id: runId } });
+    if (this.closed) throw refuse("the server is shutting down");
+    if (this.live.has(runId)) throw refuse("it is executing in this process");
+    const record = await this.host.stores.runs.get(runId);
+    if (!record) throw refuse("it is unknown");
+    if (TERMINAL.has(record.status)) throw refuse(`it already ended (status: ${record.status})`);
+    const execution = record.execution;
+    if (!execution) throw refuse("its settings were not stored");
+    const now = this.clock();
+    if (!(await this.backends.leases.acquire(runId, record.threadId, this.ownerId, now + this.backends.ownership.leaseMs, now))) {
+      throw refuse("another process holds its lease");
+    }
+    if (this.backends.shared && !(await this.slots.tryAcquire(record.threadId, runId))) {
+      await this.backends.leases.release(runId, this.ownerId).catch(() => undefined);
+      throw refuse("its thread has another active run");
+    }
+    const request: RunRequest = {
+      threadId: record.threadId,
+      runId,
+      userId: record.userId,
+      assistantId: record.assistantId,
+      input: null,
+      settings: execution.settings as unknown as RunSettings,
+      recursionLimit: execution.recursionLimit,
+      streamModes: execution.streamModes as StreamMode[],
+      subgraphs: execution.subgraphs,
+      context: execution.context,
+      configurable: execution.configurable,
+      metadata: record.metadata,
+      strategy: record.multitaskStrategy,
+      kwargs: record.kwargs,
+    };
+    const run = this.newRun(request, { ...record, status: "running" }, {
+      stored: Promise.resolve(),
+      writer: this.openWriter(runId, record.threadId, true),
+      resumed: true,
+    });
+    run.holdsLease = true;
+    const queued = this.active.get(record.threadId);
+    if (queued) {
+      // Only reachable on one process's backends; the resumed run goes first.
+      this.enqueue(queued);
+      this.active.delete(record.threadId);
+    }
+    this.active.set(record.threadId, run);
+    this.log(`${this.prefix()} resuming run ${runId} of thread ${record.threadId}`);
+    this.start(run);
+    return run;
+  }
+
+  /**
+   * Follow a run's stream after `lastEventId` (from any process on shared
+   * backends). Returns a function that stops the subscription.
+   */
+  subscribe(runId: string, lastEventId: string | null, listener: StreamListener): () => void {
+    return this.bridge.subscribe(runId, lastEventId, listener);
+  }
+
+  /** True when the run's stream is retained (local and live, or in the bridge). */
+  async hasStream(runId: string): Promise<boolean> {
+    return this.live.has(runId) || (await this.bridge.has(runId));
+  }
+
+  /**
+   * Wait until a run ended and return its stored record: a local run's
+   * `done`, otherwise its stream until `end` (a run in another process).
+   */
+  async wait(runId: string): Promise<RunRecord | undefined> {
+    const local = this.live.get(runId);
+    if (local) await local.done;
+    else {
+      const record = await this.host.stores.runs.get(runId);
+      if (!record) return undefined;
+      if (!TERMINAL.has(record.status) && (await this.bridge.has(runId))) await this.untilEnd(runId);
+    }
+    return this.host.stores.runs.get(runId);
+  }
+
+  private untilEnd(runId: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let stop: (() => void) | undefined;
+      let ended = false;
+      stop = this.bridge.subscribe(runId, null, (item) => {
+        if (item.kind === "event") return;
+        ended = true;
+        stop?.();
+        resolve();
+      });
+      if (ended) stop();
+    });
+  }
+
+  /**
+   * Cancel a run. `run_not_found` when unknown, `run_not_cancellable` when
+   * already finished, `run_not_active_here` when it executes in a process
+   * this one cannot signal. With `wait`, resolves once the run stopped.
+   */
+  async cancel(runId: string, action: CancelAction, wait: boolean): Promise<void> {
+    const run = this.live.get(runId);
+    if (run) return this.cancelLocal(run, action, wait);
+    const rec = await this.host.stores.runs.get(runId);
+    if (!rec) throw new RunServiceError("run_not_found", `Run ${runId} not found`);
+    if (TERMINAL.has(rec.status)) throw new RunServiceError("run_not_cancellable", `Run ${runId} is not cancellable (status: ${rec.status})`);
+    if (!this.backends.shared) throw new RunServiceError("run_not_active_here", `Run ${runId} is not active on this worker`);
+    // The owner aborts it when the signal arrives.
+    await this.backends.signals.publish({ type: "cancel", runId, action });
+    if (wait) await this.wait(runId);
+  }
+
+  private async cancelLocal(run: LocalRun, action: CancelAction, wait: boolean): Promise<void> {
+    if (TERMINAL.has(run.status)) throw new RunServiceError("run_not_cancellable", `Run ${run.runId} is not cancellable (status: ${run.status})`);
+    run.cancelAction ??= action;
+    if (!run.started) {
+      const q = this.queues.get(run.threadId) ?? [];
+      const at = q.indexOf(run);
+      if (at >= 0) q.splice(at, 1);
+      await this.finish(run, undefined, undefined);
+    } else {
+      run.controller.abort(new RunCancelledError(action));
+    }
+    if (wait) await run.done;
+  }
+
+  private onSignal(signal: RunSignal): void {
+    if (signal.type === "cancel") {
+      const run = this.live.get(signal.runId);
+      if (run && !TERMINAL.has(run.status)) void this.cancelLocal(run, signal.action, false).catch(() => undefined);
+    } else {
+      this.slots.released(signal.threadId);
+    }
+  }
+
+  /** Interrupt every run this process executes or queued, and wait until they settled. */
+  async interruptAll(): Promise<void> {
+    const pending = [...this.live.values()].filter((r) => !TERMINAL.has(r.status));
+    await Promise.all(pending.map((r) => this.cancelLocal(r, "interrupt", true).catch(() => undefined)));
+  }
+
+  /** Stop accepting runs, interrupt everything in flight and wait for it to settle. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.interruptAll();
+    this.slots.close();
+    this.unsubscribe();
+    await this.ownBridge?.close();
+  }
+
+  // ── internals ──
+
+  private newRun(request: RunRequest, record: RunRecord, parts: { stored: Promise<void>; writer: Promise<RunStreamWriter>; resumed: boolean }): LocalRun {
+    let resolveDone!: (end: RunEndState) => void;
+    const done = new Promise<RunEndState>((r) => (resolveDone = r));
+    let resolveRecorded!: () => void;
+    const recorded = new Promise<void>((r) => (resolveRecorded = r));
+    const bridge = this.bridge;
+    const run: LocalRun = {
+      runId: record.runId,
+      threadId: record.threadId,
+      userId: record.userId,
+      onDisconnect: request.onDisconnect ?? "cancel",
+      done,
+      recorded,
+      status: record.status,
+      request,
+      record,
+      controller: new AbortController(),
+      writer: parts.writer,
+      stored: parts.stored,
+      resumed: parts.resumed,
+      timedOut: false,
+      started: false,
+      remoteWait: false,
+      leaseLost: false,
+      holdsLease: false,
+      resolveDone,
+      resolveRecorded,
+      subscribe: (lastEventId, listener) => bridge.subscribe(record.runId, lastEventId, listener),
+    };
+    this.live.set(record.runId, run);
+    // A writer that cannot open (the bridge is down) fails the run; it never leaves it running.
+    parts.writer.catch((err: unknown) => {
+      this.log(`${this.prefix()} the event stream of run ${record.runId} is unavailable: ${errorMessage(err)}`);
+      if (!run.started && !TERMINAL.has(run.status)) {
+        this.dropQueued(run);
+        void this.finish(run, undefined, err);
+      } else run.controller.abort(new RunCancelledError("stream"));
+    });
+    const signal = request.signal;
+    if (signal) {
+      const onAbort = () => void this.cancelLocal(run, "interrupt", false).catch(() => undefined);
+      if (signal.aborted) queueMicrotask(onAbort);
+      else signal.addEventListener("abort", onAbort, { once: true });
+      void done.then(() => signal.removeEventListener("abort", onAbort));
+    }
+    return run;
+  }
+
+  private openWriter(runId: string, threadId: string, resume: boolean): Promise<RunStreamWriter> {
+    return this.bridge.writer(runId, resume ? { resume: true } : undefined).then((writer) => {
+      // A resumed stream goes on after what its readers already saw; a new one starts with the run's ids.
+      if (!resume) writer.publish("metadata", { run_id: runId, thread_id: threadId });
+      return writer;
+    });
+  }
+
+  private enqueue(run: LocalRun): void {
+    const q = this.queues.get(run.threadId) ?? [];
+    q.push(run);
+    this.queues.set(run.threadId, q);
+  }
+
+  private dropQueued(run: LocalRun): void {
+    const q = this.queues.get(run.threadId);
+    const at = q ? q.indexOf(run) : -1;
+    if (at >= 0) q!.splice(at, 1);
+    if (this.active.get(run.threadId) === run) this.active.delete(run.threadId);
+  }
+
+  /**
+   * The run's record could not be stored. A run that is executing is stopped
+   * ({@link finish} rolls back what it wrote and ends its stream with an
+   * error); a queued one is dropped from its queue.
+   */
+  private storeFailed(run: LocalRun, err: unknown): void {
+    this.log(`${this.prefix()} could not store run ${run.runId}: ${errorMessage(err)}`);
+    if (TERMINAL.has(run.status)) return;
+    if (run.started) {
+      run.controller.abort(new RunCancelledError("store"));
+      return;
+    }
+    const { threadId, runId } = run;
+    this.live.delete(runId);
+    if (this.active.get(threadId) === run) {
+      this.active.delete(threadId);
+      this.startNext(threadId);
+    } else this.dropQueued(run);
+    run.status = "error";
+    void run.writer.then((w) => {
+      w.publish("error", { message: "Could not store the run", name: "StoreError" });
+      return w.end();
+    }, () => undefined);
+    run.resolveDone({ runId, threadId, status: "error", error: "Could not store the run" });
+    run.resolveRecorded();
+  }
+
+  /** Make the run its thread's active run and execute it. */
+  private start(run: LocalRun): void {
+    run.started = true;
+    this.active.set(run.threadId, run);
+    void this.execute(run);
+  }
+
+  private startNext(threadId: string): void {
+    const next = this.queues.get(threadId)?.shift();
+    if (next) this.start(next);
+  }
+
+  private async execute(run: LocalRun): Promise<void> {
+    const { threadId, request } = run;
+    let result: RunResult | undefined;
+    let failure: unknown;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let writer: RunStreamWriter = SILENT_WRITER;
+    const frames = new MessageCoalescer((event, data) => writer.publish(event, data));
+    try {
+      writer = await run.writer;
+      if (run.remoteWait || (this.backends.shared && run.status === "pending")) {
+        // Another process holds the thread: wait for its release (or for its lease to expire).
+        await this.slots.acquire(threadId, run.runId, run.controller.signal);
+        run.remoteWait = false;
+      }
+      if (run.status !== "running") {
+        run.status = "running";
+        await this.host.stores.runs.update(run.runId, { status: "running", updatedAt: isoNow() });
+      } else if (run.resumed) {
+        await this.host.stores.runs.update(run.runId, { updatedAt: isoNow() });
+      }
+      if (this.backends.shared || this.backends.ownership.heartbeat) await this.holdLease(run);
+      if (this.policy.runTimeoutMs) {
+        timer = setTimeout(() => {
+          run.timedOut = true;
+          run.controller.abort(new RunCancelledError("timeout"));
+        }, this.policy.runTimeoutMs);
+      }
+      const agent = await this.host.buildAgent(request.settings);
+      if (run.controller.signal.aborted) throw new RunCancelledError();
+      await this.host.recorder.started({ runId: run.runId, threadId, userId: run.userId });
+      // Events are pushed synchronously into the run's stream (no promise per event).
+      const options: RunOptions = {
+        threadId,
+        runId: run.runId,
+        checkpointId: request.checkpointId,
+        context: request.context,
+        configurable: request.configurable,
+        metadata: { ...agentRunMetadata(agent), ...request.metadata },
+        recursionLimit: request.recursionLimit,
+        streamMode: request.streamModes,
+        signal: run.controller.signal,
+        onEvent: this.forwarder(run, frames),
+      };
+      result = await agent.stream(request.input, options).result;
+    } catch (err) {
+      failure = err;
+    } finally {
+      frames.flush();
+      if (timer) clearTimeout(timer);
+    }
+    await this.finish(run, result, failure);
+  }
+
+  /** The run's `onEvent` (returned by a call, so the closure is not named at each run). */
+  private forwarder(run: LocalRun, frames: MessageCoalescer): NonNullable<RunOptions["onEvent"]> {
+    const tap = run.request.onEvent;
+    const subgraphs = run.request.subgraphs === true;
+    const eventData = this.policy.eventData;
+    return (ev) => {
+      tap?.(ev);
+      const ns = ev.ns ?? [];
+      if (ns.length && !subgraphs) return;
+      frames.push(ns.length ? [ev.mode, ...ns].join("|") : ev.mode, eventData ? eventData(ev.mode, ev.data) : ev.data);
+    };
+  }
+
+  /** Take the run's lease and renew it (and the thread's slot) every third of its length. */
+  private async holdLease(run: LocalRun): Promise<void> {
+    const { leaseMs } = this.backends.ownership;
+    if (!run.holdsLease) {
+      const now = this.clock();
+      run.holdsLease = await this.backends.leases.acquire(run.runId, run.threadId, this.ownerId, now + leaseMs, now);
+      if (!run.holdsLease) throw new RunServiceError("run_not_active_here", `Run ${run.runId} is executed by another process`);
+    }
+    const beat = setInterval(() => void this.renew(run), Math.max(1, Math.floor(leaseMs / 3)));
+    beat.unref?.();
+    run.heartbeat = beat;
+  }
+
+  private async renew(run: LocalRun): Promise<void> {
+    const expiresAt = this.clock() + this.backends.ownership.leaseMs;
+    try {
+      const kept = await this.backends.leases.renew(run.runId, this.ownerId, expiresAt);
+      if (this.backends.shared) await this.backends.lock.renew(run.threadId, run.runId, this.ownerId, expiresAt);
+      if (!kept && !TERMINAL.has(run.status)) {
+        // Another process took the run over (this one was presumed dead): stop without writing its end.
+        run.leaseLost = true;
+        this.log(`${this.prefix()} lost the lease of run ${run.runId}; stopping it here`);
+        run.controller.abort(new RunCancelledError("lease_lost"));
+      }
+    } catch (err) {
+      this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`);
+    }
+  }
+
+  private async finish(run: LocalRun, result: RunResult | undefined, failure: unknown): Promise<void> {
+    if (TERMINAL.has(run.status) && !this.live.has(run.runId)) return;
+    if (run.heartbeat) clearInterval(run.heartbeat);
+    // Settled by now unless the run wrote nothing (its writes commit after its record).
+    const storeError = await run.stored.then(
+      () => undefined,
+      (err: unknown) => err ?? new Error("store failed"),
+    );
+    const mask = this.policy.maskError ?? ((t: string) => t);
+    const end = decideEnd(result, failure, { storeError, cancelAction: run.cancelAction, timedOut: run.timedOut, timeoutMs: this.policy.runTimeoutMs }, mask);
+    const writer = await run.writer.catch(() => SILENT_WRITER);
+    if (run.leaseLost) {
+      // The new owner continues the run, its stream and its record.
+      this.release(run, false);
+      run.status = "interrupted";
+      run.resolveDone({ runId: run.runId, threadId: run.threadId, status: "interrupted", error: null, result, failure });
+      run.resolveRecorded();
+      return;
+    }
+    if (end.event) writer.publish("error", end.event);
+    if (end.log) this.log(`${this.prefix()} run ${run.runId} failed: ${end.log}`);
+    // A run that never loaded its thread committed nothing: nothing to roll back. A run without a stored record
+    // leaves nothing behind either.
+    const rolledBack = run.cancelAction === "rollback" || storeError !== undefined;
+    if (rolledBack && result && result.startCheckpointId !== undefined) {
+      await this.rollback(run.threadId, result.startCheckpointId).catch((err: unknown) =>
+        this.log(`${this.prefix()} rollback of run ${run.runId} failed: ${errorMessage(err)}`),
+      );
+    }
+    run.status = end.status;
+    const wasActive = this.active.get(run.threadId) === run;
+    const next = wasActive ? this.queues.get(run.threadId)?.[0] : undefined;
+    // The bookkeeping is queued (not awaited) before the stream ends: the stores commit pending writes before any
+    // read, so a client reading the run, thread or transcript right after `end` sees them, and `end` is not held
+    // back by the commit.
+    const historicalIds = run.request.historicalIds;
+    const bookkeeping = this.host.recorder.finish({
+      runId: run.runId,
+      threadId: run.threadId,
+      userId: run.userId,
+      status: end.status,
+      error: end.error,
+      result,
+      rolledBack,
+      threadStatus: wasActive ? (next ? "running" : end.status === "success" ? "idle" : end.status) : null,
+      agentName: run.request.settings.agentName ?? null,
+      ...(historicalIds ? { historicalIds, readState: async () => (await this.host.readState(run.threadId))?.values } : {}),
+    });
+    const ended = writer.end().catch((err: unknown) => this.log(`${this.prefix()} could not end the stream of run ${run.runId}: ${errorMessage(err)}`));
+    this.release(run, wasActive);
+    run.resolveDone({ runId: run.runId, threadId: run.threadId, status: end.status, error: end.error, result, failure });
+    await Promise.all([bookkeeping, ended]);
+    run.resolveRecorded();
+  }
+
+  /** Free the run's local slot (starting the next queued run), its lease and its slot across processes. */
+  private release(run: LocalRun, wasActive: boolean): void {
+    this.live.delete(run.runId);
+    if (wasActive) this.active.delete(run.threadId);
+    else this.dropQueued(run);
+    const { backends } = this;
+    if (run.holdsLease) void backends.leases.release(run.runId, this.ownerId).catch(() => undefined);
+    if (backends.shared && wasActive && !run.leaseLost) {
+      // Other processes' queued runs for the thread wait for this signal (and re-check on a timer if it is lost).
+      void backends.lock
+        .release(run.threadId, run.runId)
+        .then(() => backends.signals.publish({ type: "thread_released", threadId: run.threadId }))
+        .catch((err: unknown) => this.log(`${this.prefix()} could not release thread ${run.threadId}: ${errorMessage(err)}`));
+    }
+    if (wasActive) this.startNext(run.threadId);
+  }
+
+  private async rollback(threadId: string, preCheckpointId: string | null): Promise<void> {
+    if (preCheckpointId) await this.host.updateState(threadId, {}, { checkpointId: preCheckpointId, asNode: "rollback" });
+    else await this.host.checkpointer.deleteThread(threadId);
+  }
+
+  /**
+   * End a run that cannot be resumed (its process died): `error` record and
+   * thread with `message`, an `error` event and the end marker on its
+   * stream, its lease and thread slot released.
+   */
+  async abandon(runId: string, message: string): Promise<void> {
+    const record = await this.host.stores.runs.get(runId);
+    if (!record || TERMINAL.has(record.status) || this.live.has(runId)) return;
+    const ts = isoNow();
+    await this.host.stores.runs.update(runId, { status: "error", error: message, stopReason: "resume_failed", updatedAt: ts });
+    await this.host.stores.threads.update(record.threadId, { status: "error", updatedAt: ts });
+    try {
+      const writer = await this.bridge.writer(runId, { resume: true });
+      writer.publish("error", { message, name: "RunResumeError" });
+      await writer.end();
+    } catch (err) {
+      this.log(`${this.prefix()} could not end the stream of run ${runId}: ${errorMessage(err)}`);
+    }
+    await this.backends.leases.release(runId, this.ownerId).catch(() => undefined);
+    if (this.backends.shared) {
+      const holder = await this.backends.lock.holder(record.threadId).catch(() => undefined);
+      if (holder?.runId === runId) {
+        await this.backends.lock.release(record.threadId, runId).catch(() => undefined);
+        await this.backends.signals.publish({ type: "thread_released", threadId: record.threadId }).catch(() => undefined);
+      }
+    }
+  }
+}
+
+function conflict(threadId: string): RunServiceError {
+  return new RunServiceError("run_conflict", `Thread ${threadId} already has an active run`);
+}
+
+/** What resuming the run needs, kept with its record (request-scoped secrets left out). */
+function executionOf(request: RunRequest, context: Record<string, unknown>): RunExecution {
+  return {
+    settings: request.settings as unknown as Record<string, unknown>,
+    context: withoutSecrets(context),
+    configurable: withoutSecrets(request.configurable),
+    recursionLimit: request.recursionLimit,
+    streamModes: request.streamModes,
+    subgraphs: request.subgraphs === true,
+  };
+}
+
+/** A context or `configurable` as a record may keep it: no `secrets`, secret-looking keys masked. */
+function withoutSecrets(bag: Record<string, unknown>): Record<string, unknown> {
+  const { secrets: _secrets, ...rest } = bag;
+  return redactSecretKeys(rest) as Record<string, unknown>;
+}

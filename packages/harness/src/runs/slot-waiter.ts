@@ -1,0 +1,79 @@
+import { RunCancelledError, RunServiceError } from "../errors";
+import type { RunBackends } from "./backend-types";
+
+/** Longest wait between two tries for a thread's slot when no `thread_released` signal came (a lost signal). */
+const MAX_RECHECK_MS = 1000;
+
+interface Waiter {
+  wake(): void;
+}
+
+/**
+ * Takes threads' run slots across processes ({@link RunLock}). A run whose
+ * thread is held elsewhere waits here: it tries again when the holder's
+ * `thread_released` signal arrives, and on a timer in case the signal was
+ * lost or the holder died (its slot then expires).
+ */
+export class SlotWaiter {
+  private readonly waiting = new Map<string, Set<Waiter>>();
+  private closed = false;
+
+  constructor(
+    private readonly backends: RunBackends,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Take the thread's slot for `runId` if it is free, expired or already the run's. */
+  tryAcquire(threadId: string, runId: string): Promise<boolean> {
+    const now = this.clock();
+    return this.backends.lock.acquire(threadId, runId, this.backends.ownerId, now + this.backends.ownership.leaseMs, now);
+  }
+
+  /** Wait until the run holds the thread's slot. Rejects when `signal` aborts or the service closes. */
+  async acquire(threadId: string, runId: string, signal: AbortSignal): Promise<void> {
+    const recheckMs = Math.max(20, Math.min(MAX_RECHECK_MS, Math.floor(this.backends.ownership.leaseMs / 3)));
+    for (;;) {
+      if (signal.aborted) throw signal.reason ?? new RunCancelledError();
+      if (this.closed) throw new RunServiceError("run_service_closed", "Server is shutting down");
+      if (await this.tryAcquire(threadId, runId)) return;
+      await this.nextTry(threadId, recheckMs, signal);
+    }
+  }
+
+  /** The thread's slot was released somewhere: its waiters try again now. */
+  released(threadId: string): void {
+    const set = this.waiting.get(threadId);
+    if (!set) return;
+    this.waiting.delete(threadId);
+    for (const w of set) w.wake();
+  }
+
+  /** Wake every waiter (they then see the service closed). */
+  close(): void {
+    this.closed = true;
+    for (const set of this.waiting.values()) for (const w of set) w.wake();
+    this.waiting.clear();
+  }
+
+  private nextTry(threadId: string, recheckMs: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let set = this.waiting.get(threadId);
+      if (!set) {
+        set = new Set();
+        this.waiting.set(threadId, set);
+      }
+      const waiter: Waiter = {
+        wake: () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", waiter.wake);
+          this.waiting.get(threadId)?.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.wake, recheckMs);
+      timer.unref?.();
+      signal.addEventListener("abort", waiter.wake, { once: true });
+      set.add(waiter);
+    });
+  }
+}

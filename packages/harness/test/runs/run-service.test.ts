@@ -1,0 +1,334 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { MemoryCheckpointStore } from "../../src/checkpoints";
+import { DeerFlowRuntime } from "../../src/deerflow-runtime";
+import { RunServiceError } from "../../src/errors";
+import { humanMessage } from "../../src/messages";
+import { createMemoryStores } from "../../src/persistence";
+import { MemoryRunLeases, MemoryRunLock } from "../../src/persistence";
+import { createAgent } from "../../src/runtime";
+import { createMemoryRunSignals, createMemoryStreamBridge, RunService } from "../../src/runs";
+import type { RunBackends, RunRequest, StreamItem } from "../../src/runs";
+import { threadStateSchema } from "../../src/state";
+import { ScriptedModel } from "../../src/testing";
+import type { ScriptStep } from "../../src/testing";
+import { tool } from "../../src/tools";
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length) await open.pop()!.close();
+});
+
+/** A tool that holds the run until the test opens the gate (or the run is cancelled). */
+class Gate {
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.opened = r));
+  private signalEntered!: () => void;
+  /** Resolves once a run is inside the tool. */
+  readonly entered = new Promise<void>((r) => (this.signalEntered = r));
+  readonly tool = tool({
+    name: "gate",
+    description: "Wait for the test",
+    schema: z.object({}),
+    execute: async (_args, rt) => {
+      this.signalEntered();
+      await new Promise<void>((resolve, reject) => {
+        void this.gate.then(resolve);
+        rt.signal.addEventListener("abort", () => reject(rt.signal.reason ?? new Error("aborted")), { once: true });
+      });
+      return "opened";
+    },
+  });
+  open(): void {
+    this.opened();
+  }
+}
+
+const callGate: ScriptStep = { text: "waiting", toolCalls: [{ name: "gate", args: {} }] };
+
+async function runtimeWith(steps: ScriptStep[], gate = new Gate()) {
+  const dir = mkdtempSync(path.join(tmpdir(), "df-runs-"));
+  const model = new ScriptedModel(steps);
+  const checkpointer = new MemoryCheckpointStore();
+  const runtime = await DeerFlowRuntime.open({
+    dataDir: dir,
+    checkpointer,
+    stores: createMemoryStores(),
+    log: () => undefined,
+    agentFactory: () => createAgent({ model, tools: [gate.tool], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
+  });
+  open.push(runtime);
+  return { runtime, model, gate };
+}
+
+function request(threadId: string, text: string, extra: Partial<RunRequest> = {}): RunRequest {
+  return {
+    threadId,
+    userId: "u1",
+    assistantId: "lead_agent",
+    input: { messages: [humanMessage(text)] },
+    settings: { isPlanMode: false, subagentEnabled: false, maxConcurrentSubagents: 3, isBootstrap: false, nonInteractive: false, disableClarification: false, userId: "u1" },
+    recursionLimit: 25,
+    streamModes: ["values", "messages"],
+    context: {},
+    configurable: {},
+    metadata: {},
+    kwargs: {},
+    ...extra,
+  };
+}
+
+/** Everything a subscription receives until `end` or `gap`. */
+function collect(subscribe: (listener: (item: StreamItem) => void) => () => void): Promise<StreamItem[]> {
+  return new Promise((resolve) => {
+    const items: StreamItem[] = [];
+    subscribe((item) => {
+      items.push(item);
+      if (item.kind !== "event") resolve(items);
+    });
+  });
+}
+
+const eventNames = (items: StreamItem[]) => items.map((i) => (i.kind === "event" ? i.event : i.kind));
+
+function aiTexts(values: unknown): string[] {
+  const messages = ((values as { messages?: Array<{ type: string; content: unknown }> }).messages ?? []);
+  return messages.filter((m) => m.type === "ai").map((m) => String(m.content));
+}
+
+describe("RunService", () => {
+  it("creates and executes a run: metadata first, the run's events, end; the record keeps its execution settings without secrets", async () => {
+    const { runtime } = await runtimeWith(["hello"]);
+    const run = await runtime.runs.create(request("t1", "hi", { context: { secrets: { API_TOKEN: "s3cret" }, model_name: "m" } }));
+    const items = await collect((l) => run.subscribe(null, l));
+    const end = await run.done;
+    expect(end.status).toBe("success");
+    expect(eventNames(items)[0]).toBe("metadata");
+    expect(items[0]).toMatchObject({ kind: "event", data: { run_id: run.runId, thread_id: "t1" } });
+    expect(eventNames(items)).toContain("values");
+    expect(eventNames(items)).toContain("messages");
+    expect(eventNames(items).at(-1)).toBe("end");
+    await run.recorded;
+    const rec = await runtime.runs.wait(run.runId);
+    expect(rec).toMatchObject({ status: "success", multitaskStrategy: "reject" });
+    expect(rec!.execution).toMatchObject({ recursionLimit: 25, streamModes: ["values", "messages"], subgraphs: false, context: { model_name: "m", thread_id: "t1", run_id: run.runId, user_id: "u1" } });
+    expect(JSON.stringify(rec!.execution)).not.toContain("s3cret");
+    expect(await runtime.runs.list("t1")).toHaveLength(1);
+    expect((await runtime.stores.threads.get("t1"))?.status ?? "idle").toBe("idle");
+  });
+
+  it("reject refuses a second run on a busy thread; enqueue runs it after the first", async () => {
+    const { runtime, gate } = await runtimeWith([callGate, "first", "second"]);
+    const first = await runtime.runs.create(request("t2", "one"));
+    await gate.entered;
+    await expect(runtime.runs.create(request("t2", "two"))).rejects.toMatchObject({ code: "run_conflict" });
+    const second = await runtime.runs.create(request("t2", "two", { strategy: "enqueue" }));
+    expect(second.status).toBe("pending");
+    gate.open();
+    expect((await first.done).status).toBe("success");
+    expect((await second.done).status).toBe("success");
+    const state = await runtime.readState("t2");
+    expect(aiTexts(state!.values)).toEqual(["waiting", "first", "second"]);
+  });
+
+  it("interrupt stops the active run and starts the new one; rollback also restores the thread", async () => {
+    const { runtime, gate } = await runtimeWith(["before", callGate, "after interrupt"]);
+    await (await runtime.runs.create(request("t3", "zero"))).done;
+    const a = await runtime.runs.create(request("t3", "one"));
+    await gate.entered;
+    const b = await runtime.runs.create(request("t3", "two", { strategy: "interrupt" }));
+    expect((await a.done).status).toBe("interrupted");
+    expect((await b.done).status).toBe("success");
+    expect(aiTexts((await runtime.readState("t3"))!.values)).toEqual(["before", "waiting", "after interrupt"]);
+
+    const gate2 = new Gate();
+    const { runtime: rt2 } = await runtimeWith(["before", callGate, "after rollback"], gate2);
+    await (await rt2.runs.create(request("t4", "zero"))).done;
+    const c = await rt2.runs.create(request("t4", "one"));
+    await gate2.entered;
+    const d = await rt2.runs.create(request("t4", "two", { strategy: "rollback" }));
+    expect(await c.done).toMatchObject({ status: "error", error: "Rolled back by user" });
+    expect((await d.done).status).toBe("success");
+    // the rolled-back run's messages are gone
+    expect(aiTexts((await rt2.readState("t4"))!.values)).toEqual(["before", "after rollback"]);
+  });
+
+  it("cancel: interrupt with wait, unknown and finished runs refused with their codes", async () => {
+    const { runtime, gate } = await runtimeWith([callGate]);
+    const run = await runtime.runs.create(request("t5", "one"));
+    await gate.entered;
+    await runtime.runs.cancel(run.runId, "interrupt", true);
+    expect(run.status).toBe("interrupted");
+    expect((await runtime.stores.runs.get(run.runId))?.status).toBe("interrupted");
+    await expect(runtime.runs.cancel(run.runId, "interrupt", false)).rejects.toMatchObject({ code: "run_not_cancellable" });
+    await expect(runtime.runs.cancel("nope", "interrupt", false)).rejects.toBeInstanceOf(RunServiceError);
+    await expect(runtime.runs.cancel("nope", "interrupt", false)).rejects.toMatchObject({ code: "run_not_found" });
+  });
+
+  it("streams from an event id, and an id older than the retained window yields one gap", async () => {
+    const { runtime, gate } = await runtimeWith([callGate, "one two three four five six seven eight nine ten"]);
+    gate.open();
+    runtime.runs.configure({ memoryReplay: { queueMaxsize: 4, ttlSeconds: 60 } });
+    const run = await runtime.runs.create(request("t6", "x", { streamModes: ["messages", "values", "updates"] }));
+    await run.done;
+    const all = await collect((l) => runtime.runs.subscribe(run.runId, null, l));
+    const events = all.filter((i): i is Extract<StreamItem, { kind: "event" }> => i.kind === "event");
+    expect(events).toHaveLength(4);
+    const after = await collect((l) => runtime.runs.subscribe(run.runId, events[2].id, l));
+    expect(after.map((i) => (i.kind === "event" ? i.id : i.kind))).toEqual([events[3].id, "end"]);
+    // the metadata event (seq 0) was evicted long ago
+    const gap = await collect((l) => runtime.runs.subscribe(run.runId, `${events[0].id.split("-")[0]}-0`, l));
+    expect(gap).toHaveLength(1);
+    expect(gap[0]).toMatchObject({ kind: "gap", data: { code: "stream_replay_gap", run_id: run.runId, recovery: "reload_durable_state" } });
+    expect(await runtime.runs.hasStream(run.runId)).toBe(true);
+    expect(await runtime.runs.hasStream("never-ran")).toBe(false);
+  });
+
+  it("an in-process caller follows the harness events through onEvent and publishes nothing with stream: false", async () => {
+    const { runtime } = await runtimeWith(["quiet"]);
+    const modes: string[] = [];
+    const run = await runtime.runs.create(request("t7", "x", { stream: false, onEvent: (e) => void modes.push(e.mode) }));
+    expect((await run.done).status).toBe("success");
+    expect(modes).toContain("values");
+    expect(await runtime.runs.hasStream(run.runId)).toBe(false);
+  });
+
+  it("a checkpoint id that does not exist is refused before anything is stored", async () => {
+    const { runtime } = await runtimeWith(["never"]);
+    await expect(runtime.runs.create(request("t8", "x", { checkpointId: "missing" }))).rejects.toMatchObject({ code: "checkpoint_not_found" });
+    expect(await runtime.runs.list("t8")).toEqual([]);
+  });
+});
+
+/** Two run services ("processes") over one set of stores and shared lock, leases, bridge and signals. */
+async function twoProcesses(steps: ScriptStep[], ownership: Partial<RunBackends["ownership"]> = {}) {
+  const { runtime, model, gate } = await runtimeWith(steps);
+  const lock = new MemoryRunLock();
+  const leases = new MemoryRunLeases();
+  const bridge = createMemoryStreamBridge({ queueMaxsize: 256, ttlSeconds: 60 });
+  const signals = createMemoryRunSignals();
+  const backends = (ownerId: string): RunBackends => ({
+    ownerId,
+    shared: true,
+    lock,
+    leases,
+    bridge,
+    signals,
+    ownership: { leaseMs: 30_000, graceMs: 10_000, heartbeat: true, ...ownership },
+    close: async () => undefined,
+  });
+  const a = new RunService({ host: runtime, backends: backends("A"), log: () => undefined });
+  const b = new RunService({ host: runtime, backends: backends("B"), log: () => undefined });
+  open.push(a, b);
+  return { runtime, model, gate, a, b, lock, leases, bridge };
+}
+
+describe("RunService across processes (shared backends)", () => {
+  it("the accepting process executes and holds the lease; another process joins, cancels (the owner aborts) and sees the end", async () => {
+    const { a, b, gate, leases, runtime } = await twoProcesses([callGate]);
+    const run = await a.create(request("x1", "one"));
+    await gate.entered;
+    expect((await leases.get(run.runId))?.owner).toBe("A");
+    const joined = collect((l) => b.subscribe(run.runId, null, l));
+    const started = performance.now();
+    await b.cancel(run.runId, "interrupt", true);
+    const cancelMs = performance.now() - started;
+    expect(cancelMs).toBeLessThan(500);
+    expect(eventNames(await joined).at(-1)).toBe("end");
+    expect((await runtime.stores.runs.get(run.runId))?.status).toBe("interrupted");
+    expect(await leases.get(run.runId)).toBeUndefined();
+  });
+
+  it("reject across processes refuses without writing a record; enqueue waits for the other process's release", async () => {
+    const { a, b, gate, runtime } = await twoProcesses([callGate, "first", "second"]);
+    const first = await a.create(request("x2", "one"));
+    await gate.entered;
+    await expect(b.create(request("x2", "two"))).rejects.toMatchObject({ code: "run_conflict" });
+    expect(await runtime.runs.list("x2")).toHaveLength(1);
+    const second = await b.create(request("x2", "two", { strategy: "enqueue" }));
+    expect(second.status).toBe("pending");
+    gate.open();
+    expect((await first.done).status).toBe("success");
+    expect((await second.done).status).toBe("success");
+    expect(aiTexts((await runtime.readState("x2"))!.values)).toEqual(["waiting", "first", "second"]);
+  });
+
+  it("interrupt across processes: the new run cancels the other process's run, then takes the thread", async () => {
+    const { a, b, gate, runtime } = await twoProcesses([callGate, "taken over"]);
+    const first = await a.create(request("x3", "one"));
+    await gate.entered;
+    const second = await b.create(request("x3", "two", { strategy: "interrupt" }));
+    expect((await first.done).status).toBe("interrupted");
+    expect((await second.done).status).toBe("success");
+    expect(aiTexts((await runtime.readState("x3"))!.values)).toEqual(["waiting", "taken over"]);
+  });
+
+  it("resume continues a dead owner's run from its last checkpoint on the same stream, under the new owner's lease", async () => {
+    const { a, b, runtime, bridge, leases } = await twoProcesses(["earlier answer", "resumed answer"]);
+    // An earlier turn, then a run that died after storing its record and its input checkpoint.
+    await (await a.create(request("x4", "zero"))).done;
+    const runId = "dead-run";
+    const ts = new Date().toISOString();
+    await runtime.stores.runs.create({
+      runId,
+      threadId: "x4",
+      userId: "u1",
+      assistantId: "lead_agent",
+      status: "running",
+      metadata: {},
+      kwargs: {},
+      multitaskStrategy: "reject",
+      createdAt: ts,
+      updatedAt: ts,
+      usage: { totalInputTokens: 0, totalOutputTokens: 0, totalTokens: 0, llmCallCount: 0, leadAgentTokens: 0, subagentTokens: 0, middlewareTokens: 0, messageCount: 0 },
+      stopReason: null,
+      error: null,
+      modelName: null,
+      execution: { settings: request("x4", "").settings as unknown as Record<string, unknown>, context: { thread_id: "x4", run_id: runId, user_id: "u1" }, configurable: {}, recursionLimit: 25, streamModes: ["values"], subgraphs: false },
+    });
+    await runtime.updateState("x4", { messages: [humanMessage("one more")] });
+    const dead = await bridge.writer(runId);
+    const lastSeen = dead.publish("metadata", { run_id: runId, thread_id: "x4" });
+    await leases.acquire(runId, "x4", "A-dead", 1, 0);
+
+    const tail = collect((l) => b.subscribe(runId, lastSeen, l));
+    const handle = await b.resume(runId);
+    expect((await leases.get(runId))?.owner).toBe("B");
+    expect((await handle.done).status).toBe("success");
+    const items = await tail;
+    expect(eventNames(items)).not.toContain("metadata");
+    expect(eventNames(items).at(-1)).toBe("end");
+    expect((await runtime.stores.runs.get(runId))?.status).toBe("success");
+    expect(aiTexts((await runtime.readState("x4"))!.values)).toEqual(["earlier answer", "resumed answer"]);
+    await expect(b.resume(runId)).rejects.toMatchObject({ code: "run_not_resumable" });
+  });
+
+  it("a run stored without its settings is not resumable; abandon ends it with an error on its stream", async () => {
+    const { b, runtime, bridge } = await twoProcesses([]);
+    const ts = new Date().toISOString();
+    await runtime.stores.runs.create({
+      runId: "old-run", threadId: "x5", userId: "u1", assistantId: "lead_agent", status: "running", metadata: {}, kwargs: {}, multitaskStrategy: "reject",
+      createdAt: ts, updatedAt: ts, usage: { totalInputTokens: 0, totalOutputTokens: 0, totalTokens: 0, llmCallCount: 0, leadAgentTokens: 0, subagentTokens: 0, middlewareTokens: 0, messageCount: 0 },
+      stopReason: null, error: null, modelName: null,
+    });
+    await expect(b.resume("old-run")).rejects.toMatchObject({ code: "run_not_resumable" });
+    const tail = collect((l) => bridge.subscribe("old-run", null, l));
+    await b.abandon("old-run", "The run cannot be resumed: its settings were not stored");
+    expect(eventNames(await tail)).toEqual(["error", "end"]);
+    expect(await runtime.stores.runs.get("old-run")).toMatchObject({ status: "error", stopReason: "resume_failed" });
+  });
+
+  it("a process that lost its lease to another stops the run without writing its end", async () => {
+    const { a, gate, leases, runtime } = await twoProcesses([callGate], { leaseMs: 90 });
+    const run = await a.create(request("x6", "one"));
+    await gate.entered;
+    // Another process took the lease over (this one looked dead): the next heartbeat notices.
+    await leases.acquire(run.runId, "x6", "C", Date.now() + 60_000, Number.MAX_SAFE_INTEGER);
+    expect((await run.done).status).toBe("interrupted");
+    // the record is the new owner's to finish
+    expect((await runtime.stores.runs.get(run.runId))?.status).toBe("running");
+  });
+});
