@@ -93,8 +93,10 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   const options = resolveOptions({ ...input, runtime });
   const stores = runtime.stores;
   const ts = new Date().toISOString();
-  const recovered = await stores.runs.recoverOrphans(ts);
-  for (const t of await stores.threads.listRunning()) await stores.threads.update(t.threadId, { status: "error", updatedAt: ts });
+  // One process's backends: whatever is still pending/running was left by a dead process. Shared backends: other
+  // live processes execute those runs, and a dead one's runs are resumed by the runtime's takeover loop instead.
+  const recovered = runtime.runs.shared ? [] : await stores.runs.recoverOrphans(ts);
+  if (!runtime.runs.shared) for (const t of await stores.threads.listRunning()) await stores.threads.update(t.threadId, { status: "error", updatedAt: ts });
   if (recovered.length) options.log(`[gateway] marked ${recovered.length} orphaned run(s) as error`);
 
   const runs = runtime.runs;

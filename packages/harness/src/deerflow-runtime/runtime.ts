@@ -21,6 +21,8 @@ import { createWorkspaceChangesHook } from "../workspace";
 import { attachMemory } from "../memory/attach";
 import { RunRecorder } from "../runs/run-recorder";
 import { RunService } from "../runs/run-service";
+import { runTakeoverFor } from "../runs/takeover";
+import type { RunTakeover } from "../runs/takeover";
 import { openRunBackends } from "../runs/open-backends";
 import type { RunBackends } from "../runs/backend-types";
 import type { AgentFactory, CloseHook, DeerFlowRuntimeOptions, RunSettings, ThreadDeletedHook } from "./types";
@@ -73,6 +75,8 @@ export class DeerFlowRuntime {
   readonly recorder: RunRecorder;
   /** The run lifecycle (create, stream, cancel, wait, resume) for the gateway and the embedded client. */
   readonly runs: RunService;
+  /** On shared backends: resumes runs whose process died (see runs/takeover.ts). */
+  private readonly takeover: RunTakeover | undefined;
   /** The lock, leases, stream bridge and signals the run service runs on (from `database:`, `stream_bridge:`, `run_ownership:`). */
   readonly runBackends: RunBackends;
   /** The hot-reloading config manager (undefined when the runtime runs without a config). */
@@ -114,6 +118,9 @@ export class DeerFlowRuntime {
     this.recorder = new RunRecorder(this.stores, this.log);
     this.runBackends = init.runBackends;
     this.runs = new RunService({ host: this, backends: init.runBackends, log: this.log });
+    // Only shared backends have other processes whose runs could be left without an owner.
+    this.takeover = init.runBackends.shared ? runTakeoverFor(this.runs, { log: this.log }) : undefined;
+    this.takeover?.start();
     this.state = createThreadStateView<ThreadState>(this.checkpointer, threadStateSchema);
     this.agentFactory = init.options.agentFactory;
   }
@@ -326,6 +333,7 @@ export class DeerFlowRuntime {
     if (this.closed) return;
     this.closed = true;
     // Runs first: they are interrupted and their bookkeeping written while the stores are still open.
+    await this.takeover?.stop();
     await this.runs.close();
     for (const hook of [...this.closeHooks].reverse()) {
       try {
