@@ -20,52 +20,43 @@ import {
   createViewImageTool,
   withoutClarificationTool,
 } from "../builtins";
+import { agentParts, arrangeTools, LEAD_CAPABILITIES, partMiddlewares, partPromptSections, partTools } from "../capabilities";
+import type { AgentBuildContext, AnyCapability, ChainForm, LeadCapabilityServices } from "../capabilities";
 import { assembleConfiguredTools, dedupeTools, toolEntriesOrDefault } from "./tool-assembly";
 import type { ToolConfigEntry } from "./tool-assembly";
 import { buildLeadMiddlewares, createSharedLeadMiddlewares } from "./lead-middlewares";
-import type { SharedLeadMiddlewares } from "./lead-middlewares";
-import { buildSystemPrompt, escapePromptData } from "./prompt";
+import type { LeadMiddlewareInputs, SharedLeadMiddlewares } from "./lead-middlewares";
+import { buildSystemPrompt } from "./prompt";
 import { createSetupAgentTool, createUpdateAgentTool } from "./agent-tools";
 import { loadCustomAgent } from "./custom-agent";
 import type { CustomAgentConfig } from "./custom-agent";
 import { runSettings } from "./runtime-options";
-import { createLeadSubagents, mergeSkillAllowlists } from "../subagents";
 import type { LeadRuntimeOptions } from "./runtime-options";
-import { createDescribeSkillTool } from "../skills";
-import type { SkillRegistry } from "../skills";
-import { assembleDeferredTools, deferredRoutingIndex, mcpRoutingHints, routingHintsOf } from "../mcp";
-import type { McpPool } from "../mcp";
-import { createMemoryTools } from "../memory";
-import type { MemoryService } from "../memory";
 
 /** Where the app config comes from: a fixed object, a hot-reloading manager, or a getter. */
 export type ConfigSource = AppConfig | ConfigManager | (() => AppConfig);
 
 /**
- * Services of subsystems that shape the lead agent (tools, prompt sections,
- * middlewares). Each subsystem adds ONE optional, typed field here and reads
- * it in {@link createLeadAgentFactory}; the runtime fills them when it opens.
+ * The runtime services of the lead agent's capabilities, by capability name
+ * (`skills`, `mcp`, `memory`): derived from the capability list, so a new
+ * capability with a service gets its key here without touching this file.
+ * The runtime's attach loop fills them; the factory reads them on every build.
  */
-export interface LeadAgentExtensions {
-  /** Skills: the prompt's skill list and the SkillActivation / SkillToolPolicy middlewares. */
-  skills?: SkillRegistry;
-  /** MCP servers: their tools (awaited while building), deferred behind `tool_search` when enabled. */
-  mcp?: McpPool;
-  /** Long-term memory: DynamicContext's `<memory>` block, the Memory middleware's queue, the memory tools in tool mode. */
-  memory?: MemoryService;
-}
+export type LeadAgentExtensions = LeadCapabilityServices;
 
 /** Dependencies shared by every lead agent a process builds. */
 export interface LeadAgentFactoryOptions {
-  /** Subsystem services (see {@link LeadAgentExtensions}); read on every build, so late attachment works. */
+  /** Capability services (see {@link LeadAgentExtensions}); read on every build, so late attachment works. */
   extensions?: LeadAgentExtensions;
+  /** The capabilities that shape each agent (default {@link LEAD_CAPABILITIES}). */
+  capabilities?: readonly AnyCapability[];
   config: ConfigSource;
   /** Runtime home (`DEER_FLOW_HOME`, default `.deer-flow`). */
   baseDir?: string;
   checkpointer?: CheckpointStore | Checkpointer;
   /** Sandbox provider; by default one is created from `config.sandbox` and reused. */
   sandboxProvider?: SandboxProvider;
-  /** Memory slot of DynamicContext (filled by the memory subsystem). */
+  /** Memory slot of DynamicContext (default: the memory capability's provider). */
   memoryProvider?: MemoryProvider;
   /** Programmatic middlewares (DeerFlow's `custom_middlewares`). */
   customMiddleware?: AgentMiddleware[];
@@ -124,6 +115,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
   const checkpointer = asCheckpointer(options.checkpointer);
   const initial = getConfig();
   const sandboxProvider = options.sandboxProvider ?? createSandboxProvider(initial.sandbox, { baseDir, warn });
+  const capabilities = options.capabilities ?? LEAD_CAPABILITIES;
   const shared = new WeakMap<AppConfig, SharedLeadMiddlewares>();
   const sharedFor = (cfg: AppConfig) => {
     let s = shared.get(cfg);
@@ -152,9 +144,37 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     const resolveModel = (name: string) => modelFactory(config, name, { thinkingEnabled: false }).model;
     const sandboxConfig = parseSandboxConfig(config.sandbox);
     const bashAllowed = sandboxProvider.kind !== "local" || sandboxConfig.allow_host_bash;
-    const sandboxOpts = { provider: sandboxProvider, config: sandboxConfig };
+
+    // Each capability's part of this agent; the chain in sub-agent form reads the same parts.
+    let tools: ToolDefinition[] = [];
+    let chainInputs: LeadMiddlewareInputs;
+    const chainFor = (form: ChainForm): AgentMiddleware[] =>
+      buildLeadMiddlewares({
+        ...chainInputs,
+        capabilities: partMiddlewares(parts, form),
+        ...(form.subagent ? { custom: undefined, subagent: true, subagentTokenBudget: form.tokenBudget } : {}),
+      });
+    const ctx: AgentBuildContext = {
+      config,
+      settings: opts,
+      customAgent: custom,
+      agentSkills: opts.isBootstrap ? ["bootstrap"] : (custom?.skills ?? null),
+      modelName: created.config.name,
+      // A child on `inherit` (or the lead's name) shares the lead's model; others keep the run's thinking settings.
+      childModel: (name) =>
+        !name || name === created.config.name ? created.model : modelFactory(config, name, { thinkingEnabled, reasoningEffort: reasoningEffort ?? undefined } as CreateChatModelOptions).model,
+      sandboxProvider,
+      bashAllowed,
+      finalTools: () => tools,
+      subagentChain: chainFor,
+      warn,
+    };
+    const parts = await agentParts(capabilities, options.extensions ?? {}, ctx);
+
+    // Tools in DeerFlow's order: config tools, built-ins, the capabilities' tools, extra tools; then the
+    // capabilities arrange them (deferred MCP tools) and append theirs (task, describe_skill).
     const configured = assembleConfiguredTools(toolEntriesOrDefault(config.tools as ToolConfigEntry[] | undefined), {
-      sandbox: sandboxOpts,
+      sandbox: { provider: sandboxProvider, config: sandboxConfig },
       groups: custom?.tool_groups ?? null,
       bashAllowed,
       warn,
@@ -164,25 +184,11 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     const agentToolOptions = { baseDir, modelNames: () => (getConfig().models ?? []).map((m) => String((m as { name?: unknown }).name)) };
     if (opts.isBootstrap) builtins.push(createSetupAgentTool(agentToolOptions));
     else if (custom) builtins.push(createUpdateAgentTool(agentToolOptions));
-    const memory = options.extensions?.memory;
-    if (memory && memory.config.enabled && memory.config.mode === "tool") builtins.push(...createMemoryTools(memory));
-    // MCP tools follow config tools and built-ins (DeerFlow's order); a failing server only lacks its own tools.
-    const mcpTools = options.extensions?.mcp
-      ? await options.extensions.mcp.getTools().catch((err: unknown) => {
-          warn(`MCP tools are unavailable for this run: ${(err as Error).message}`);
-          return [];
-        })
-      : [];
-    const candidates = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...mcpTools, ...(options.extraTools ?? [])], warn), opts.nonInteractive);
-    const deferredSetup = assembleDeferredTools(candidates, { enabled: (config.tool_search as { enabled?: boolean } | undefined)?.enabled === true });
-    const tools = deferredSetup.tools;
-    // Which skills this agent may see: bootstrap only while creating an agent, else the custom agent's list (null = all).
-    const skillAllowlist = opts.isBootstrap ? ["bootstrap"] : (custom?.skills ?? null);
-    const skillRegistry = options.extensions?.skills;
-    const chainInputs = {
+    const candidates = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...partTools(parts), ...(options.extraTools ?? [])], warn), opts.nonInteractive);
+    tools = arrangeTools(parts, candidates);
+
+    chainInputs = {
       config,
-      skills: skillRegistry,
-      agentSkills: skillAllowlist,
       baseDir,
       provider: sandboxProvider,
       shared: sharedFor(config),
@@ -191,58 +197,18 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
       supportsVision: created.config.supportsVision,
       contextWindow: created.config.contextWindow,
       resolveModel,
-      memoryProvider: options.memoryProvider ?? memory?.provider,
-      deferred: deferredSetup.catalogHash ? { names: deferredSetup.deferredNames, catalogHash: deferredSetup.catalogHash, routes: deferredRoutingIndex(deferredSetup) } : undefined,
-      memorySink: memory,
+      memoryProvider: options.memoryProvider ?? parts.find((p) => p.memoryProvider)?.memoryProvider,
       custom: options.customMiddleware,
     };
-    // Sub-agents ("ultra" mode): the task tool, its prompt section and SubagentLimit. A child runs this
-    // chain in sub-agent form on its own model (`inherit` = this one; thinking stays allowed).
-    const subagents = opts.subagentEnabled
-      ? createLeadSubagents({
-          config,
-          maxConcurrent: opts.maxConcurrentSubagents,
-          maxTotal: opts.maxTotalSubagents,
-          parentModelName: created.config.name,
-          parentTools: () => tools,
-          bashAllowed,
-          sandboxProvider,
-          resolveModel: (name) =>
-            !name || name === created.config.name ? created.model : modelFactory(config, name, { thinkingEnabled, reasoningEffort: reasoningEffort ?? undefined } as CreateChatModelOptions).model,
-          childMiddleware: (spec) =>
-            buildLeadMiddlewares({
-              ...chainInputs,
-              custom: undefined,
-              subagent: true,
-              subagentTokenBudget: spec.config.tokenBudget,
-              agentSkills: mergeSkillAllowlists(skillAllowlist, spec.config.skills),
-            }),
-        })
-      : undefined;
-    if (subagents) tools.push(subagents.task);
-    // Deferred skill discovery: names only in the prompt, metadata through describe_skill.
-    const deferredSkills = !!skillRegistry && config.skills?.deferred_discovery === true;
-    if (skillRegistry && deferredSkills) tools.push(createDescribeSkillTool({ registry: skillRegistry, agentSkills: skillAllowlist }));
-    const middleware = buildLeadMiddlewares({ ...chainInputs, subagentLimit: subagents?.limit });
-    const skillSet = skillRegistry
-      ? await skillRegistry.promptSkills(opts.userId, skillAllowlist).catch((err: unknown) => {
-          warn(`skills could not be listed for the prompt: ${(err as Error).message}`);
-          return undefined;
-        })
-      : undefined;
+    const middleware = chainFor({ subagent: false });
     const systemPrompt = buildSystemPrompt({
-      skills: skillSet?.skills,
-      disabledSkills: skillSet?.disabledSkills,
-      skillIndex: deferredSkills ? (skillSet?.skills.map((s) => s.name) ?? []) : undefined,
+      ...(await partPromptSections(parts, tools)),
       agentName: custom?.name,
       soul: custom?.soul ?? undefined,
       isCustomAgent: !!custom,
       clarification: tools.some((t) => t.name === "ask_clarification"),
       bashAvailable: tools.some((t) => t.name === "bash"),
       mounts: sandboxConfig.mounts.map((m) => ({ containerPath: m.container_path, readOnly: m.read_only })),
-      subagents: subagents?.prompt,
-      deferredTools: deferredSetup.deferredNames,
-      mcpRoutingHints: mcpRoutingHints(routingHintsOf(tools, deferredSetup.deferredNames), escapePromptData),
     });
     const agent = createAgent<ThreadState>({
       model: created.model,

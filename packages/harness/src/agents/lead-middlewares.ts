@@ -5,20 +5,17 @@ import type { SandboxProvider } from "../sandbox";
 import {
   createClarificationMiddleware,
   createDanglingToolCallMiddleware,
-  createDeferredToolFilterMiddleware,
   createDurableContextMiddleware,
   createDynamicContextMiddleware,
   createGuardrailMiddleware,
   createInputSanitizationMiddleware,
   createLLMErrorHandlingMiddleware,
   createLoopDetectionMiddleware,
-  createMcpRoutingMiddleware,
   createModelLengthFinishReasonMiddleware,
   createReadBeforeWriteMiddleware,
   createSafetyFinishReasonMiddleware,
   createSandboxAuditMiddleware,
   createSandboxMiddleware,
-  createSubagentLimitMiddleware,
   createSummarizationMiddleware,
   createSystemMessageCoalescingMiddleware,
   createTerminalResponseMiddleware,
@@ -33,12 +30,9 @@ import {
   createUploadsMiddleware,
   createViewImageMiddleware,
 } from "../middlewares";
-import type { MemoryProvider, MemorySink } from "../middlewares";
-import { createMemoryMiddleware } from "../middlewares/memory";
-import { createSkillActivationMiddleware } from "../middlewares/skill-activation";
-import { createSkillToolPolicyMiddleware } from "../middlewares/skill-tool-policy";
-import type { SkillLookup } from "../skills";
-import { orderChain } from "./chain-order";
+import type { MemoryProvider } from "../middlewares";
+import { placeInChain, SLOT, slotOfName } from "../capabilities/chain-slots";
+import type { ChainSlot, SlottedMiddleware } from "../capabilities/chain-slots";
 import { resolveGuardrailProvider } from "./guardrail-provider";
 
 /** A config section without null/undefined values (so middleware option defaults apply). */
@@ -75,47 +69,43 @@ export interface LeadMiddlewareInputs {
   contextWindow?: number | null;
   /** Resolve a configured model name (title/summarization `model_name`). */
   resolveModel(name: string): ChatModel;
+  /** What DynamicContext (row 14) injects as `<memory>` (the memory capability's provider). */
   memoryProvider?: MemoryProvider;
-  /** Where the Memory middleware (row 22) queues finished conversations; none = no Memory middleware. */
-  memorySink?: MemorySink;
+  /** The capabilities' middlewares for this form of the chain, each with its slot (skills, memory, MCP, sub-agents). */
+  capabilities?: readonly SlottedMiddleware[];
   /** Programmatic middlewares (DeerFlow's `custom_middlewares`, row 30). */
   custom?: AgentMiddleware[];
   /** Sub-agents run the chain without Uploads, Title, Todo, Clarification. */
   subagent?: boolean;
-  /** SubagentLimit (row 27) for a lead with `subagent_enabled`: task calls kept per response and per run. */
-  subagentLimit?: { maxConcurrent: number; maxTotal: number };
   /** A sub-agent's token budget overrides (`subagents.token_budget` / `subagents.agents.<name>.token_budget`). */
   subagentTokenBudget?: Record<string, unknown> | null;
-  /** The skill registry: SkillActivation and SkillToolPolicy (rows 15–16) run when it is given. */
-  skills?: SkillLookup;
-  /** Skills this agent may use (a custom agent's `skills`; null = all). */
-  agentSkills?: string[] | null;
-  /** Deferred MCP tools (`tool_search.enabled`): McpRouting and DeferredToolFilter (rows 24–25). */
-  deferred?: { names: string[]; catalogHash: string; routes: Record<string, { priority: number; keywords: string[] }> };
 }
 
 /**
- * DeerFlow's lead middleware chain, in the exact order of inventory §3.
- * Slots that later issues fill (ToolProgress) are absent, not stubbed;
- * Memory joins when a memory sink is given (the runtime's memory service); SubagentLimit joins when `subagentLimit` is given (a lead with `subagent_enabled`); McpRouting and DeferredToolFilter join when MCP tools are deferred (`tool_search.enabled`).
+ * DeerFlow's lead middleware chain. Each middleware is placed by its typed
+ * slot (capabilities/chain-slots.ts), so the order below is for reading only
+ * and a middleware given the wrong slot is refused. Slots that later issues
+ * fill (ToolProgress) are absent, not stubbed; the capabilities add theirs
+ * (SkillActivation and SkillToolPolicy, Memory, McpRouting and
+ * DeferredToolFilter, SubagentLimit) through `capabilities`.
  */
 export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[] {
   const c = i.config;
-  const chain: AgentMiddleware[] = [];
-  const add = (mw: AgentMiddleware | false | undefined | null) => {
-    if (mw) chain.push(mw);
+  const chain: SlottedMiddleware[] = [...(i.capabilities ?? [])];
+  const add = (slot: ChainSlot, mw: AgentMiddleware | false | undefined | null) => {
+    if (mw) chain.push({ slot, middleware: mw });
   };
-  add(createInputSanitizationMiddleware()); // 1
-  add(c.tool_output?.enabled !== false && createToolOutputBudgetMiddleware(section(c.tool_output))); // 2
-  add(createToolResultSanitizationMiddleware()); // 3
-  add(createThreadDataMiddleware({ base_dir: i.baseDir })); // 4
-  add(!i.subagent && createUploadsMiddleware({ base_dir: i.baseDir })); // 5
-  add(createSandboxMiddleware({ provider: i.provider })); // 6
-  add(createDanglingToolCallMiddleware()); // 7
-  add(i.shared.llmErrorHandling); // 8
+  add(SLOT.InputSanitization, createInputSanitizationMiddleware());
+  add(SLOT.ToolOutputBudget, c.tool_output?.enabled !== false && createToolOutputBudgetMiddleware(section(c.tool_output)));
+  add(SLOT.ToolResultSanitization, createToolResultSanitizationMiddleware());
+  add(SLOT.ThreadData, createThreadDataMiddleware({ base_dir: i.baseDir }));
+  add(SLOT.Uploads, !i.subagent && createUploadsMiddleware({ base_dir: i.baseDir }));
+  add(SLOT.Sandbox, createSandboxMiddleware({ provider: i.provider }));
+  add(SLOT.DanglingToolCall, createDanglingToolCallMiddleware());
+  add(SLOT.LLMErrorHandling, i.shared.llmErrorHandling);
   if (c.guardrails?.enabled) {
-    // 9b
     add(
+      SLOT.Guardrail,
       createGuardrailMiddleware({
         provider: resolveGuardrailProvider(c.guardrails.provider as never),
         fail_closed: c.guardrails.fail_closed,
@@ -123,54 +113,48 @@ export function buildLeadMiddlewares(i: LeadMiddlewareInputs): AgentMiddleware[]
       }),
     );
   }
-  add(createSandboxAuditMiddleware()); // 10
-  add(c.read_before_write?.enabled !== false && createReadBeforeWriteMiddleware({ provider: i.provider })); // 11
-  add(createToolErrorHandlingMiddleware()); // 13
+  add(SLOT.SandboxAudit, createSandboxAuditMiddleware());
+  add(SLOT.ReadBeforeWrite, c.read_before_write?.enabled !== false && createReadBeforeWriteMiddleware({ provider: i.provider }));
+  add(SLOT.ToolErrorHandling, createToolErrorHandlingMiddleware());
   add(
+    SLOT.DynamicContext,
     !i.subagent &&
       createDynamicContextMiddleware({
         injection_enabled: c.memory?.injection_enabled ?? true,
         agent_name: i.agentName ?? null,
         memoryProvider: i.memoryProvider,
       }),
-  ); // 14
-  if (i.skills) {
-    add(createSkillActivationMiddleware({ registry: i.skills, agentSkills: i.agentSkills })); // 15
-    add(createSkillToolPolicyMiddleware({ registry: i.skills, agentSkills: i.agentSkills })); // 16
-  }
-  add(createDurableContextMiddleware()); // 17: delegation ledger capture + <durable_context_data>
+  );
+  // delegation ledger capture + <durable_context_data>
+  add(SLOT.DurableContext, createDurableContextMiddleware());
   if (c.summarization?.enabled) {
     add(
+      SLOT.DeerFlowSummarization,
       createSummarizationMiddleware({
         ...section<object>(c.summarization),
         resolveModel: i.resolveModel,
         contextWindow: i.contextWindow ?? undefined,
       } as never),
-    ); // 18
+    );
   }
-  add(!i.subagent && i.isPlanMode && createTodoMiddleware()); // 19
-  add(c.token_usage?.enabled !== false && createTokenUsageMiddleware({ enabled: true })); // 20
-  add(!i.subagent && c.title?.enabled !== false && createTitleMiddleware({ ...section<object>(c.title), resolveModel: i.resolveModel } as never)); // 21
-  add(!i.subagent && !!i.memorySink && createMemoryMiddleware({ sink: i.memorySink, agent_name: i.agentName })); // 22
-  add(i.supportsVision && createViewImageMiddleware({ supportsVision: true })); // 23
-  const topK = Number((c.tool_search as { auto_promote_top_k?: unknown } | undefined)?.auto_promote_top_k ?? 3);
-  add(i.deferred && Object.keys(i.deferred.routes).length > 0 && createMcpRoutingMiddleware({ routes: i.deferred.routes, catalogHash: i.deferred.catalogHash, topK })); // 24
-  add(i.deferred && i.deferred.names.length > 0 && createDeferredToolFilterMiddleware({ deferredNames: i.deferred.names, catalogHash: i.deferred.catalogHash })); // 25
-  add(createSystemMessageCoalescingMiddleware()); // 26
-  add(!i.subagent && i.subagentLimit && createSubagentLimitMiddleware({ max_concurrent: i.subagentLimit.maxConcurrent, max_total: i.subagentLimit.maxTotal })); // 27
+  add(SLOT.Todo, !i.subagent && i.isPlanMode && createTodoMiddleware());
+  add(SLOT.TokenUsage, c.token_usage?.enabled !== false && createTokenUsageMiddleware({ enabled: true }));
+  add(SLOT.Title, !i.subagent && c.title?.enabled !== false && createTitleMiddleware({ ...section<object>(c.title), resolveModel: i.resolveModel } as never));
+  add(SLOT.ViewImage, i.supportsVision && createViewImageMiddleware({ supportsVision: true }));
+  add(SLOT.SystemMessageCoalescing, createSystemMessageCoalescingMiddleware());
   // A sub-agent runs on its parent's thread id: a fresh LoopDetection keeps its tool-call history apart from the lead's.
-  add(c.loop_detection?.enabled !== false && (i.subagent ? createLoopDetectionMiddleware(section(c.loop_detection)) : i.shared.loopDetection)); // 28
+  add(SLOT.LoopDetection, c.loop_detection?.enabled !== false && (i.subagent ? createLoopDetectionMiddleware(section(c.loop_detection)) : i.shared.loopDetection));
   if (i.subagent) {
     // DeerFlow's sub-agent token budget is on by default: 1M tokens with summarization, else 2M, warning at 70%.
-    add(createTokenBudgetMiddleware({ enabled: true, max_tokens: c.summarization?.enabled ? 1_000_000 : 2_000_000, warn_threshold: 0.7, ...section(i.subagentTokenBudget) }));
+    add(SLOT.TokenBudget, createTokenBudgetMiddleware({ enabled: true, max_tokens: c.summarization?.enabled ? 1_000_000 : 2_000_000, warn_threshold: 0.7, ...section(i.subagentTokenBudget) }));
   } else {
-    add(c.token_budget?.enabled === true && createTokenBudgetMiddleware(section(c.token_budget))); // 29
+    add(SLOT.TokenBudget, c.token_budget?.enabled === true && createTokenBudgetMiddleware(section(c.token_budget)));
   }
-  for (const mw of i.custom ?? []) add(mw); // 30
-  add(createTerminalResponseMiddleware()); // 32
-  add(createModelLengthFinishReasonMiddleware()); // 33
-  add(c.safety_finish_reason?.enabled !== false && createSafetyFinishReasonMiddleware(section(c.safety_finish_reason))); // 34
-  add(!i.subagent && createClarificationMiddleware()); // 35, always last
-  // The order is the canonical one (chain-order.ts), whatever order the slots above were added in.
-  return orderChain(chain);
+  // Programmatic middlewares: at the custom slot, or at their own when they carry one of DeerFlow's names.
+  for (const mw of i.custom ?? []) add(slotOfName(mw.name), mw);
+  add(SLOT.TerminalResponse, createTerminalResponseMiddleware());
+  add(SLOT.ModelLengthFinishReason, createModelLengthFinishReasonMiddleware());
+  add(SLOT.SafetyFinishReason, c.safety_finish_reason?.enabled !== false && createSafetyFinishReasonMiddleware(section(c.safety_finish_reason)));
+  add(SLOT.Clarification, !i.subagent && createClarificationMiddleware()); // always last
+  return placeInChain(chain);
 }

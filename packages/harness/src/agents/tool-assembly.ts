@@ -10,8 +10,12 @@ import {
 } from "../builtins/sandbox-tools";
 import type { SandboxToolOptions } from "../builtins/sandbox-tools";
 import type { ToolDefinition } from "../tools";
-import { resolveWebToolEntry, webToolUses } from "../web-research";
+import { LEAD_CAPABILITIES } from "../capabilities";
+import type { ConfigToolProvider } from "../capabilities";
 import type { WebToolContext } from "../web-research";
+
+/** The capabilities that resolve `tools:` entries (web research), in capability order. */
+const CONFIG_TOOL_PROVIDERS: readonly ConfigToolProvider[] = LEAD_CAPABILITIES.flatMap((c) => ("configTools" in c && c.configTools ? [c.configTools] : []));
 
 /** A `tools:` entry of config.yaml. */
 export interface ToolConfigEntry {
@@ -37,7 +41,7 @@ const SANDBOX_FACTORIES: Record<string, Factory> = {
 export function builtinToolUses(): string[] {
   const out: string[] = [];
   for (const name of Object.keys(SANDBOX_FACTORIES)) out.push(`deerflow.sandbox.tools:${name}_tool`, `sandbox:${name}`);
-  out.push(...webToolUses());
+  for (const provider of CONFIG_TOOL_PROVIDERS) out.push(...provider.uses());
   return out.sort();
 }
 
@@ -83,10 +87,12 @@ export function assembleConfiguredTools(entries: readonly ToolConfigEntry[], opt
       out.push(def);
       return;
     }
-    const webTool = resolveWebToolEntry(entry, i, { ...options.web, warn: options.warn });
-    if (webTool) {
-      out.push(webTool);
-      return;
+    for (const provider of CONFIG_TOOL_PROVIDERS) {
+      const def = provider.resolve(entry, i, { ...options.web, warn: options.warn });
+      if (def) {
+        out.push(def);
+        return;
+      }
     }
     if (KNOWN_COMMUNITY.test(entry.use)) {
       options.warn(`tools[${i}] '${entry.name}' (${entry.use}) is not available in this version yet; skipped`);

@@ -11,14 +11,13 @@ import type { PersistenceStores } from "../persistence";
 import { createThreadStateView } from "../runtime";
 import type { Agent, StateSnapshot, ThreadStateView } from "../runtime";
 import { createSandboxProvider, removeTree } from "../sandbox";
-import { attachSkills, skillsViewDir } from "../skills";
-import { attachMcp } from "../mcp";
+import { skillsViewDir } from "../skills";
+import { attachCapabilities, LEAD_CAPABILITIES } from "../capabilities";
 import type { SandboxProvider } from "../sandbox";
 import { threadStateSchema } from "../state";
 import type { ThreadState } from "../state";
 import { threadPaths } from "../uploads";
 import { createWorkspaceChangesHook } from "../workspace";
-import { attachMemory } from "../memory/attach";
 import { RunRecorder } from "../runs/run-recorder";
 import { RunService } from "../runs/run-service";
 import { runTakeoverFor } from "../runs/takeover";
@@ -192,21 +191,8 @@ export class DeerFlowRuntime {
     runtime.closeHooks.push(...owned);
     // Subsystems attach here (each registers its own close / thread-deleted / run hooks).
     runtime.recorder.addHook(createWorkspaceChangesHook({ baseDir: dataDir }));
-    try {
-      attachSkills(runtime, { cwd, modelFactory: options.modelFactory, log });
-    } catch (err) {
-      log(`[deerflow] skills are off: ${errorMessage(err)}`);
-    }
-    try {
-      attachMcp(runtime, { cwd, log });
-    } catch (err) {
-      log(`[deerflow] MCP is off: ${errorMessage(err)}`);
-    }
-    try {
-      attachMemory(runtime, { modelFactory: options.modelFactory, log });
-    } catch (err) {
-      log(`[deerflow] memory is off: ${errorMessage(err)}`);
-    }
+    // The capabilities (skills, MCP, memory…) attach in one loop: services, run hooks, cleanup.
+    attachCapabilities(runtime, LEAD_CAPABILITIES, { cwd, modelFactory: options.modelFactory, log });
     return runtime;
   }
 

@@ -21,7 +21,7 @@ export interface McpHost {
   onThreadDeleted(hook: (threadId: string, userId: string) => Promise<void> | void): void;
 }
 
-function loaded(host: McpHost): { path: string; extensionsPath: string | null } | undefined {
+function loaded(host: Pick<McpHost, "configManager">): { path: string; extensionsPath: string | null } | undefined {
   try {
     return host.configManager?.getLoaded();
   } catch {
@@ -35,21 +35,30 @@ function loaded(host: McpHost): { path: string; extensionsPath: string | null } 
  * (created there by the first write), else in `cwd`.
  */
 export function mcpConfigPath(host: Pick<McpHost, "configManager">, cwd: string = process.cwd()): string {
-  const l = loaded(host as McpHost);
+  const l = loaded(host);
   if (l?.extensionsPath) return l.extensionsPath;
   return path.join(l ? path.dirname(l.path) : cwd, "extensions_config.json");
 }
 
+/** The runtime's MCP pool and the cleanup it owes (see {@link attachMcp}). */
+export interface McpAttachment {
+  pool: McpPool;
+  /** Close a deleted thread's sessions and remove its directories in each server's launch dir. */
+  threadDeleted(threadId: string, userId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
 /**
- * Create the runtime's MCP pool and attach it: `runtime.extensions.mcp` (the
- * lead agent awaits its tools while building), thread sessions closed when a
- * thread is deleted, everything closed with the runtime, cached agents
- * dropped when a server recovers or is withdrawn. Servers come from the
- * runtime's config (env-resolved, inline `extensions:` merged); a file the
- * config has not seen yet (created by the gateway's first PUT) is read
- * directly. Loading starts lazily with the first agent build.
+ * Create the runtime's MCP pool: the MCP capability (capabilities/mcp.ts)
+ * stores it as `runtime.extensions.mcp` (the lead agent awaits its tools
+ * while building), closes a deleted thread's sessions and closes everything
+ * with the runtime; cached agents are dropped when a server recovers or is
+ * withdrawn. Servers come from the runtime's config (env-resolved, inline
+ * `extensions:` merged); a file the config has not seen yet (created by the
+ * gateway's first PUT) is read directly. Loading starts lazily with the first
+ * agent build.
  */
-export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message: string) => void } = {}): McpPool {
+export function attachMcp(host: Omit<McpHost, "extensions" | "onClose" | "onThreadDeleted">, options: { cwd?: string; log?: (message: string) => void } = {}): McpAttachment {
   const log = options.log ?? ((m: string) => console.warn(m));
   const configPath = () => mcpConfigPath(host, options.cwd);
   const source = (): McpConfigSource => {
@@ -90,15 +99,16 @@ export function attachMcp(host: McpHost, options: { cwd?: string; log?: (message
     onToolsChanged: () => host.invalidateAgents(),
     configPath,
   });
-  host.extensions.mcp = pool;
-  host.onThreadDeleted(async (threadId, userId) => {
-    await pool.closeThread(threadId, userId).catch((err: unknown) => log(`[deerflow] MCP: closing sessions of thread ${threadId} failed: ${errorMessage(err)}`));
-    // The thread's own home and cache in each server's launch directory go with it.
-    const left = await removeThreadServerDirs(host.dataDir, threadDirs(host.dataDir, threadId, userId).userData);
-    for (const d of left) log(`[deerflow] MCP: could not remove ${d} of deleted thread ${threadId}`);
-  });
-  host.onClose(() => pool.close());
-  return pool;
+  return {
+    pool,
+    async threadDeleted(threadId, userId) {
+      await pool.closeThread(threadId, userId).catch((err: unknown) => log(`[deerflow] MCP: closing sessions of thread ${threadId} failed: ${errorMessage(err)}`));
+      // The thread's own home and cache in each server's launch directory go with it.
+      const left = await removeThreadServerDirs(host.dataDir, threadDirs(host.dataDir, threadId, userId).userData);
+      for (const d of left) log(`[deerflow] MCP: could not remove ${d} of deleted thread ${threadId}`);
+    },
+    close: () => pool.close(),
+  };
 }
 
 /** The MCP config of a runtime as the gateway's `GET /api/mcp/config` shows it (secrets masked). */

@@ -58,4 +58,4 @@ export type { McpSandboxLaunch, McpSandboxSpec } from "./sandboxed-launch";
 export { LaunchedStdioTransport } from "./stdio-transport";
 export type { LaunchedProcessSpec } from "./stdio-transport";
 export { attachMcp, mcpConfigPath, readMcpConfig, updateMcpConfig } from "./attach";
-export type { McpHost } from "./attach";
+export type { McpAttachment, McpHost } from "./attach";

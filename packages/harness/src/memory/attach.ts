@@ -2,8 +2,9 @@
  * Attaching memory to a `DeerFlowRuntime`: one `MemoryService` per runtime,
  * built from `memory:` and the data dir, its updater resolving models through
  * the runtime's model factory (`backend_config.model`, else the default chat
- * model). The lead agent reads it from `runtime.extensions.memory`; the queue
- * is flushed when the runtime closes; a deleted thread's summary is forgotten.
+ * model). The memory capability (capabilities/memory.ts) stores it as
+ * `runtime.extensions.memory`, flushes its queue when the runtime closes and
+ * forgets a deleted thread's summary.
  */
 import type { AppConfig } from "../config";
 import { createChatModel } from "../models";
@@ -14,9 +15,6 @@ import { MemoryService } from "./service";
 export interface MemoryHost {
   readonly dataDir: string;
   config(): AppConfig | undefined;
-  readonly extensions: { memory?: MemoryService };
-  onClose(hook: () => void | Promise<void>): void;
-  onThreadDeleted(hook: (threadId: string, userId: string) => void | Promise<void>): void;
 }
 
 /** Options of {@link attachMemory}. */
@@ -25,7 +23,11 @@ export interface AttachMemoryOptions {
   log?: (message: string) => void;
 }
 
-/** Create the runtime's memory service (none when `memory.enabled` is false). */
+/**
+ * Create the runtime's memory service (none when `memory.enabled` is false).
+ * The caller owns it: `close()` flushes the queue, `forgetThread` drops a
+ * deleted thread's summary.
+ */
 export function attachMemory(host: MemoryHost, options: AttachMemoryOptions = {}): MemoryService | undefined {
   const config = host.config();
   const section = (config as { memory?: unknown } | undefined)?.memory ?? {};
@@ -43,8 +45,5 @@ export function attachMemory(host: MemoryHost, options: AttachMemoryOptions = {}
     },
     logger: { warn: (m) => log(`[deerflow:memory] ${m}`) },
   });
-  host.extensions.memory = service;
-  host.onClose(() => service.close());
-  host.onThreadDeleted((threadId, userId) => service.forgetThread(threadId, userId));
   return service;
 }

@@ -18,7 +18,7 @@ export interface SkillsHost {
 const VIEW_RECHECK_MS = 2000;
 
 /** The files behind the config in use; undefined when the config was given as an object (no file of ours). */
-function loadedPaths(host: SkillsHost): { path: string; extensionsPath: string | null } | undefined {
+function loadedPaths(host: Pick<SkillsHost, "configManager" | "config">): { path: string; extensionsPath: string | null } | undefined {
   try {
     const loaded = host.configManager?.getLoaded();
     return loaded && loaded.config === host.config() ? loaded : undefined;
@@ -27,16 +27,31 @@ function loadedPaths(host: SkillsHost): { path: string; extensionsPath: string |
   }
 }
 
+/** Options of {@link createRuntimeSkills} and {@link attachSkills}. */
+export interface AttachSkillsOptions {
+  cwd?: string;
+  modelFactory?: SkillModelFactory;
+  log?: (message: string) => void;
+}
+
+/** A runtime's skill registry and the run hook that keeps each user's sandbox view current. */
+export interface RuntimeSkills {
+  registry: SkillRegistry;
+  /** `runStarted`: a user's first run waits for the enabled-only view, later ones re-check it in the background. */
+  viewHook: { name: string; runStarted(run: { userId: string }): Promise<void> };
+}
+
 /**
- * Create the skill registry of a runtime and attach it: stored as
- * `runtime.extensions.skills` (the lead agent fills its prompt and skill
- * middlewares from it), the user's enabled-only sandbox view refreshed when
- * a run starts, and cached agents dropped when a skill changes so the next
- * run's prompt lists the new state. `skills.path` and the extensions file
- * come from the config; the enabled states are re-read on use.
- * @returns the registry (also when the runtime has no config: then `./skills` under the working directory, else the bundled skills).
+ * Create the skill registry of a runtime and its run hook: the user's
+ * enabled-only sandbox view refreshed when a run starts, and cached agents
+ * dropped when a skill changes so the next run's prompt lists the new state.
+ * `skills.path` and the extensions file come from the config; the enabled
+ * states are re-read on use. The skills capability (capabilities/skills.ts)
+ * stores the registry as `runtime.extensions.skills` and adds the hook.
+ * The registry exists also when the runtime has no config: then `./skills`
+ * under the working directory, else the bundled skills.
  */
-export function attachSkills(host: SkillsHost, options: { cwd?: string; modelFactory?: SkillModelFactory; log?: (message: string) => void } = {}): SkillRegistry {
+export function createRuntimeSkills(host: Omit<SkillsHost, "extensions" | "recorder">, options: AttachSkillsOptions = {}): RuntimeSkills {
   const config = host.config();
   const loaded = loadedPaths(host);
   const cwd = options.cwd ?? process.cwd();
@@ -60,7 +75,6 @@ export function attachSkills(host: SkillsHost, options: { cwd?: string; modelFac
       host.invalidateAgents();
     },
   });
-  host.extensions.skills = registry;
   // Every run starts with this hook, so it must be cheap. A user's first run waits for the view to exist; after
   // that the view is re-checked against the files at most once per VIEW_RECHECK_MS, in the background: a run never
   // waits for a re-check, it sees the view as of the last check (changes made through the registry refresh it at
@@ -81,14 +95,26 @@ export function attachSkills(host: SkillsHost, options: { cwd?: string; modelFac
     while (checked.size > 1000) checked.delete(checked.keys().next().value as string);
     return entry;
   };
-  host.recorder.addHook({
+  const viewHook = {
     name: "skills",
-    async runStarted({ userId }) {
+    async runStarted({ userId }: { userId: string }) {
       const now = Date.now();
       let entry = checked.get(userId);
       if (!entry || now - entry.at >= VIEW_RECHECK_MS) entry = recheck(userId, now, entry?.ready ?? false);
       if (!entry.ready) await entry.done;
     },
-  });
+  };
+  return { registry, viewHook };
+}
+
+/**
+ * {@link createRuntimeSkills} for a host that is not a `DeerFlowRuntime`
+ * (embedders, tests): the registry is stored as `host.extensions.skills` and
+ * the view hook added to `host.recorder`.
+ */
+export function attachSkills(host: SkillsHost, options: AttachSkillsOptions = {}): SkillRegistry {
+  const { registry, viewHook } = createRuntimeSkills(host, options);
+  host.extensions.skills = registry;
+  host.recorder.addHook(viewHook);
   return registry;
 }

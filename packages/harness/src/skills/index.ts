@@ -23,6 +23,6 @@ export type { PromptSkillSet, SkillMountPoint, SkillRegistryOptions } from "./re
 export { agentAllows, capturedSkills, latestUserText, skillContaining, skillForFile, skillPathsOfCall, slashActiveSkill } from "./activation";
 export type { SkillLookup } from "./activation";
 export { packSkillFolder } from "./pack";
-export { attachSkills } from "./attach";
-export type { SkillsHost } from "./attach";
+export { attachSkills, createRuntimeSkills } from "./attach";
+export type { AttachSkillsOptions, RuntimeSkills, SkillsHost } from "./attach";
 export { createDescribeSkillTool, DESCRIBE_SKILL_MAX_RESULTS, renderSkillMetadata, searchSkills } from "./describe-skill";
