@@ -53,10 +53,10 @@ export async function cancelRun(api: string, threadId: string, runId: string, ac
   return res.status;
 }
 
-/** GET /threads/{id}/state: the messages' types and texts. */
+/** GET /threads/{id}/state: the conversation's messages (the lead agent's system messages left out). */
 export async function threadMessages(api: string, threadId: string): Promise<Array<{ type: string; content: unknown; tool_calls?: unknown[] }>> {
   const s = await json<{ values: { messages?: Array<{ type: string; content: unknown; tool_calls?: unknown[] }> } }>(await fetch(`${api}/threads/${threadId}/state`), "thread state");
-  return s.values.messages ?? [];
+  return (s.values.messages ?? []).filter((m) => m.type !== "system");
 }
 
 /** The run id a created stream announced in its `metadata` event. */
