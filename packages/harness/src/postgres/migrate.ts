@@ -65,6 +65,8 @@ export async function runMigrations(pool: pg.Pool, component: string, migrations
   let current: Migration | undefined;
   try {
     await client.query("BEGIN");
+    // A migration (or the wait for another process's) may outlast the pool's statement timeout.
+    await client.query("SET LOCAL statement_timeout = 0");
     await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
     await client.query(TABLE_SQL);
     const done = await client.query<{ version: number }>("SELECT version FROM deerflow_migrations WHERE component = $1", [component]);

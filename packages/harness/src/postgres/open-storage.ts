@@ -15,6 +15,8 @@ export interface PostgresStorageOptions {
   log: (message: string) => void;
   /** Pool size (default 10). */
   max?: number;
+  /** Server-side statement timeout in ms (default none). */
+  statementTimeoutMs?: number | null;
 }
 
 /** The core stores on one PostgreSQL pool. */
@@ -35,7 +37,7 @@ export interface PostgresStorage {
  * naming `database.postgres_url`, with the password masked.
  */
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
-  const pool = await openPgPool({ url: options.url, schema: options.schema, max: options.max, log: options.log });
+  const pool = await openPgPool({ url: options.url, schema: options.schema, max: options.max, statementTimeoutMs: options.statementTimeoutMs, log: options.log });
   try {
     await runMigrations(pool, "checkpoints", CHECKPOINT_MIGRATIONS);
     await runMigrations(pool, "persistence", PERSISTENCE_MIGRATIONS);

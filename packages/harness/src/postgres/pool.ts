@@ -2,10 +2,22 @@ import pg from "pg";
 import { z } from "zod";
 import { ConfigError } from "../errors";
 
-/** A schema name we can put in `search_path` and DDL without quoting surprises. */
+/**
+ * A schema name we can put in `search_path` and DDL unquoted: lower case
+ * only (DeerFlow's rule), because PostgreSQL folds an unquoted name to lower
+ * case and a mixed-case one would silently miss its tables.
+ */
 const schemaName = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, "a PostgreSQL identifier (letters, digits, underscore; not starting with a digit; at most 63 characters)");
+  .regex(/^[a-z_][a-z0-9_]{0,62}$/, "a plain lower-case PostgreSQL identifier (a-z, 0-9, _; not starting with a digit; at most 63 characters)");
+
+/**
+ * `url` as node-postgres takes it: DeerFlow's configs may name a SQLAlchemy
+ * driver (`postgresql+asyncpg://`), which is dropped.
+ */
+export function normalizePgUrl(url: string): string {
+  return url.trim().replace(/^(postgres(?:ql)?)\+[a-z0-9_]+:\/\//i, "$1://");
+}
 
 /** What {@link openPgPool} needs. */
 export interface PgPoolOptions {
@@ -19,6 +31,11 @@ export interface PgPoolOptions {
   log: (message: string) => void;
   /** The config key named in errors (default `database.postgres_url`). */
   configKey?: string;
+  /**
+   * Server-side limit of one statement in ms (`statement_timeout`; default none):
+   * a stuck query fails its caller instead of holding a connection forever.
+   */
+  statementTimeoutMs?: number | null;
 }
 
 /**
@@ -81,14 +98,19 @@ export async function openPgPool(options: PgPoolOptions): Promise<pg.Pool> {
     }
     schema = parsed.data;
   }
-  if (!/^postgres(ql)?:\/\//i.test(options.url)) {
+  const url = normalizePgUrl(options.url);
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
     throw new ConfigError(`${key} must be a postgres:// or postgresql:// URL, got '${masked}'.`, { details: { key } });
   }
+  const startup: string[] = [];
+  // The harness's schema first; `public` stays reachable for extensions installed there.
+  if (schema) startup.push(`-c search_path=${schema},public`);
+  if (options.statementTimeoutMs) startup.push(`-c statement_timeout=${Math.round(options.statementTimeoutMs)}`);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: url,
     max: options.max ?? 10,
-    // The harness's schema first; `public` stays reachable for extensions installed there.
-    options: schema ? `-c search_path=${schema},public` : undefined,
+    // Startup parameters: set once per connection, no query per checkout.
+    options: startup.length ? startup.join(" ") : undefined,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
   });

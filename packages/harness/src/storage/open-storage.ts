@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type pg from "pg";
+import { z } from "zod";
 import { MemoryCheckpointStore, SqliteCheckpointStore } from "../checkpoints";
 import type { CheckpointStore } from "../checkpoints";
 import type { AppConfig } from "../config";
@@ -39,6 +40,24 @@ export interface OpenStorageOptions {
   needRunBackends?: boolean;
   /** Where PostgreSQL connection trouble is reported (masked); default: a console warning. */
   log?: (message: string) => void;
+}
+
+/** DeerFlow's `database.pool_size` and `database.command_timeout` (seconds; null: none), read from the section's extra keys. */
+const poolSection = z.object({
+  pool_size: z.preprocess((v) => (typeof v === "string" && v.trim() ? Number(v) : v), z.int().positive().max(1000)).optional(),
+  command_timeout: z.preprocess((v) => (typeof v === "string" && v.trim() ? Number(v) : v), z.number().positive().nullable()).optional(),
+});
+
+function poolSettings(database: unknown): { max: number; statementTimeoutMs: number | null } {
+  const parsed = poolSection.safeParse(database ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = `database.${String(issue?.path[0] ?? "pool_size")}`;
+    throw new ConfigError(`${key} is invalid: ${issue?.message} (pool_size: a positive integer; command_timeout: seconds > 0, or null for none).`, { details: { key } });
+  }
+  const timeout = parsed.data.command_timeout;
+  // One pool serves the checkpointer and the stores (DeerFlow has one for each: 5 + LangGraph's), hence 10.
+  return { max: parsed.data.pool_size ?? 10, statementTimeoutMs: timeout === null ? null : Math.round((timeout ?? 30) * 1000) };
 }
 
 /**
@@ -86,8 +105,9 @@ export async function openStorage(config: AppConfig | undefined, options: OpenSt
       });
     }
     const log = options.log ?? ((m: string) => console.warn(`[deerflow:postgres] ${m}`));
+    const pool = poolSettings(config?.database);
     // Nothing is written under the data dir: every store of the backend lives in the database.
-    const pgStorage = await openPostgresStorage({ url, schema: config?.database?.postgres_schema, log });
+    const pgStorage = await openPostgresStorage({ url, schema: config?.database?.postgres_schema, log, ...pool });
     return {
       backend,
       checkpointStore: options.needCheckpoints ? pgStorage.checkpointStore : undefined,

@@ -90,6 +90,17 @@ describe.skipIf(!serverUrl)("runMigrations", () => {
     }
   });
 
+  it("a migration may outlast the pool's statement timeout", async () => {
+    const pool = await openPgPool({ url: db.url, schema: "slow", statementTimeoutMs: 50, log: () => undefined });
+    try {
+      const slow: Migration[] = [{ version: 1, name: "slow", up: "SELECT pg_sleep(0.3); CREATE TABLE slow_done (id int)" }];
+      expect((await runMigrations(pool, "slow", slow)).applied).toEqual([1]);
+      await expect(pool.query("SELECT pg_sleep(2)")).rejects.toThrow(/statement timeout/);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it("refuses duplicate or non-positive versions before touching the database", async () => {
     const pool = await openPgPool({ url: db.url, log: () => undefined });
     try {

@@ -3,6 +3,7 @@ import { freePort, freshPostgresDatabase } from "@deerflow/harness/testing";
 import type { FreshDatabase } from "@deerflow/harness/testing";
 import { ConfigError } from "../../src/errors";
 import { maskCredentials, maskUrl, openPgPool } from "../../src/postgres";
+import { normalizePgUrl } from "../../src/postgres/pool";
 
 const serverUrl = process.env.DEERFLOW_TEST_POSTGRES_URL;
 
@@ -18,6 +19,15 @@ describe("maskUrl", () => {
   it("removes the URL and the bare password from free text", () => {
     const url = "postgres://alice:hunter2@db:5432/x";
     expect(maskCredentials(`connect ${url} failed; password hunter2 rejected`, url)).toBe("connect postgres://alice:***@db:5432/x failed; password *** rejected");
+  });
+});
+
+describe("normalizePgUrl", () => {
+  it("drops a SQLAlchemy driver suffix (DeerFlow's configs may carry one) and keeps the rest", () => {
+    expect(normalizePgUrl("postgresql+asyncpg://u:p@h:5432/d?sslmode=require")).toBe("postgresql://u:p@h:5432/d?sslmode=require");
+    expect(normalizePgUrl(" postgres+psycopg://u@h/d ")).toBe("postgres://u@h/d");
+    expect(normalizePgUrl("postgres://u@h/d")).toBe("postgres://u@h/d");
+    expect(normalizePgUrl("mysql+pymysql://u@h/d")).toBe("mysql+pymysql://u@h/d");
   });
 });
 
@@ -54,10 +64,31 @@ describe.skipIf(!serverUrl)("openPgPool", () => {
     }
   });
 
-  it("refuses a schema that is not a plain identifier", async () => {
-    await expect(openPgPool({ url: db.url, schema: "x; DROP TABLE y", log: () => undefined })).rejects.toMatchObject({
-      details: { key: "database.postgres_schema" },
-    });
+  it("refuses a schema that is not a plain lower-case identifier", async () => {
+    for (const schema of ["x; DROP TABLE y", "Mixed", "9lives", "deerflow\n"]) {
+      await expect(openPgPool({ url: db.url, schema, log: () => undefined })).rejects.toMatchObject({
+        details: { key: "database.postgres_schema" },
+      });
+    }
+  });
+
+  it("accepts DeerFlow's postgresql+asyncpg:// form", async () => {
+    const pool = await openPgPool({ url: db.url.replace(/^postgres(ql)?:/, "postgresql+asyncpg:"), log: () => undefined });
+    try {
+      expect((await pool.query<{ n: number }>("SELECT 1 AS n")).rows[0].n).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("a statement over the statement timeout fails its caller; the pool keeps serving", async () => {
+    const pool = await openPgPool({ url: db.url, statementTimeoutMs: 50, log: () => undefined });
+    try {
+      await expect(pool.query("SELECT pg_sleep(2)")).rejects.toThrow(/statement timeout/);
+      expect((await pool.query<{ n: number }>("SELECT 2 AS n")).rows[0].n).toBe(2);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("names the key and masks the password when the server cannot be reached", async () => {

@@ -81,6 +81,25 @@ describe("openStorage: postgres", () => {
       }
     });
 
+    it("takes DeerFlow's pool_size and command_timeout; invalid values name their key", async () => {
+      const storage = await openStorage(pgConfig({ postgres_url: db.url, pool_size: "3", command_timeout: 0.05 }), all(tempDir()));
+      try {
+        expect(storage.pgPool!.options.max).toBe(3);
+        await expect(storage.pgPool!.query("SELECT pg_sleep(2)")).rejects.toThrow(/statement timeout/);
+      } finally {
+        await storage.close();
+      }
+      for (const [database, key] of [
+        [{ pool_size: 0 }, "database.pool_size"],
+        [{ pool_size: "many" }, "database.pool_size"],
+        [{ command_timeout: -1 }, "database.command_timeout"],
+      ] as const) {
+        const err = (await openStorage(pgConfig({ postgres_url: db.url, ...database }), all(tempDir())).catch((e: unknown) => e)) as ConfigError;
+        expect(err).toBeInstanceOf(ConfigError);
+        expect(err.details.key).toBe(key);
+      }
+    });
+
     it("opens only what is asked (a caller's own stores are left alone) and the run backends on request", async () => {
       const none = await openStorage(pgConfig({ postgres_url: db.url }), { dataDir: tempDir(), needCheckpoints: false, needStores: false });
       expect(none.runLock).toBeUndefined();
