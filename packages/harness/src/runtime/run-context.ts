@@ -105,7 +105,8 @@ export function createRunContext(input: RunContextInput): RunContext {
     threadId: input.threadId,
     runId: input.runId,
     userId: input.identity?.userId || nonEmpty(bag.user_id) || input.settings?.userId || "default",
-    agentName: input.identity?.agentName ?? nonEmpty(input.settings?.agentName) ?? nonEmpty(bag.agent_name) ?? null,
+    // an explicit null (the lead agent) counts: only an absent typed name falls back to the wire name
+    agentName: input.identity?.agentName !== undefined ? input.identity.agentName : (nonEmpty(input.settings?.agentName) ?? nonEmpty(bag.agent_name) ?? null),
   };
   return {
     ...bag,
