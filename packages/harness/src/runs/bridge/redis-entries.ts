@@ -1,6 +1,5 @@
-import type { EventId } from "./event-id";
 import { parseEventId } from "./event-id";
-import type { StreamEventItem } from "./run-stream";
+import type { StoredEntry } from "./remote-subscription";
 
 /**
  * How a run's events sit in its Redis stream (the fields DeerFlow's bridge
@@ -13,8 +12,6 @@ export const KIND_END = "end";
 /** A stream entry as ioredis returns it: `[id, [field, value, …]]`. */
 export type RawEntry = [string, string[]];
 
-/** One decoded entry: an event, or the end marker. */
-export type DecodedEntry = { at: EventId; item: StreamEventItem | undefined };
 
 /** JSON of an event's data (values JSON cannot hold become strings; never throws). */
 export function encodeEventData(data: unknown): string {
@@ -32,7 +29,7 @@ function field(fields: string[], name: string): string | undefined {
 }
 
 /** Decode an entry; `undefined` for an id that is not ours (`{ms}-{seq}` always is). `item` is undefined for the end marker. */
-export function decodeEntry(entry: RawEntry): DecodedEntry | undefined {
+export function decodeEntry(entry: RawEntry): StoredEntry | undefined {
   const [id, fields] = entry;
   const at = parseEventId(id);
   if (!at) return undefined;

@@ -1,11 +1,9 @@
 import type { Redis } from "ioredis";
-import type { StreamItem, StreamListener } from "../backend-types";
-import { compareEventIds, formatEventId, parseEventId } from "./event-id";
-import type { EventId } from "./event-id";
+import type { StreamListener } from "../backend-types";
 import { decodeEntry } from "./redis-entries";
-import type { DecodedEntry, RawEntry } from "./redis-entries";
-import { bridgeErrorItem, END_ITEM, gapItem } from "./run-stream";
-import type { StreamEventItem } from "./run-stream";
+import type { RawEntry } from "./redis-entries";
+import { RemoteSubscription } from "./remote-subscription";
+import type { StoredEntry } from "./remote-subscription";
 
 /** Entries one blocking read takes per stream. */
 const READ_COUNT = 128;
@@ -14,23 +12,22 @@ const BLOCK_MS = 5000;
 /** Attempts to wake the blocked reader when the wake-up overtook its read (bounded). */
 const UNBLOCK_ATTEMPTS = 50;
 
-/** One subscriber of a run this process does not write. */
-interface RemoteSubscriber {
-  listener: StreamListener;
-  /** The last entry it has (requested or delivered); undefined: from the oldest retained. */
-  last: EventId | undefined;
-  /** Replaying through XRANGE: entries the reader brings meanwhile wait here. */
-  buffered: DecodedEntry[] | undefined;
-  stopped: boolean;
-}
-
 /** The runs being tailed: one per run, whatever its number of subscribers. */
 interface Tail {
   runId: string;
   key: string;
-  subs: Set<RemoteSubscriber>;
+  subs: Set<RemoteSubscription>;
   /** Where the shared reader goes on from; undefined until a first replay told it. */
   cursor: string | undefined;
+}
+
+function decodeAll(raw: RawEntry[]): StoredEntry[] {
+  const out: StoredEntry[] = [];
+  for (const r of raw) {
+    const e = decodeEntry(r);
+    if (e) out.push(e);
+  }
+  return out;
 }
 
 /**
@@ -38,11 +35,8 @@ interface Tail {
  * retained window with one XRANGE, then follows live entries through ONE
  * blocking XREAD per process on its own connection, over every tailed run
  * at once. A new run joins the read by waking it with CLIENT UNBLOCK.
- *
- * Gaps come from the numbers: seqs have no holes, so an entry whose seq is
- * beyond the next one means the entries between were trimmed. When Redis
- * fails, every subscriber gets an `error` event and `end`; later
- * subscriptions try Redis again.
+ * When Redis fails, every subscriber gets an `error` event and `end`;
+ * later subscriptions try Redis again.
  */
 export class RedisStreamReader {
   private readonly tails = new Map<string, Tail>();
@@ -66,101 +60,30 @@ export class RedisStreamReader {
 
   subscribe(runId: string, lastEventId: string | null, listener: StreamListener): () => void {
     const key = this.keyOf(runId);
-    const requested = parseEventId(lastEventId);
-    const sub: RemoteSubscriber = { listener, last: requested, buffered: [], stopped: false };
     let tail = this.tails.get(key);
     if (!tail) {
       tail = { runId, key, subs: new Set(), cursor: undefined };
       this.tails.set(key, tail);
     }
-    tail.subs.add(sub);
-    const stop = () => this.detach(sub, key);
+    const t = tail;
+    const sub = new RemoteSubscription(runId, lastEventId, listener, () => {
+      t.subs.delete(sub);
+      // An idle run stays in the current read until it returns; the next read leaves it out.
+      if (t.subs.size === 0 && this.tails.get(key) === t) this.tails.delete(key);
+    });
+    t.subs.add(sub);
     this.cmd.xrange(key, "-", "+").then(
-      (entries) => this.replayed(runId, tail!, sub, lastEventId, requested, entries as RawEntry[]),
-      (err: unknown) => this.fail(sub, key, `Redis stream bridge: cannot read run ${runId}: ${this.clean(err)}`),
+      (raw) => {
+        const entries = raw as RawEntry[];
+        if (!sub.replay(decodeAll(entries))) return;
+        if (t.cursor === undefined) {
+          t.cursor = entries.length ? entries[entries.length - 1][0] : "0-0";
+          this.wake();
+        }
+      },
+      (err: unknown) => sub.fail(`Redis stream bridge: cannot read run ${runId}: ${this.clean(err)}`),
     );
-    return stop;
-  }
-
-  private replayed(runId: string, tail: Tail, sub: RemoteSubscriber, lastEventId: string | null, requested: EventId | undefined, raw: RawEntry[]): void {
-    if (sub.stopped) return;
-    const entries: DecodedEntry[] = [];
-    for (const r of raw) {
-      const e = decodeEntry(r);
-      if (e) entries.push(e);
-    }
-    const events = entries.filter((e) => e.item);
-    if (requested && events.length && requested.seq + 1 < events[0].at.seq && compareEventIds(requested, events[0].at) < 0) {
-      this.finish(sub, tail.key, gapItem(runId, lastEventId, events[0].item!.id, events[events.length - 1].item!.id));
-      return;
-    }
-    for (const e of entries) if (!this.deliver(runId, sub, e, tail.key)) return;
-    const buffered = sub.buffered ?? [];
-    sub.buffered = undefined;
-    for (const e of buffered) if (!this.deliver(runId, sub, e, tail.key)) return;
-    if (tail.cursor === undefined) {
-      tail.cursor = raw.length ? raw[raw.length - 1][0] : "0-0";
-      this.wake();
-    }
-  }
-
-  /** Give one entry to a subscriber in order (older ones skipped, a hole is a gap). False when the subscription ended. */
-  private deliver(runId: string, sub: RemoteSubscriber, e: DecodedEntry, key: string): boolean {
-    if (sub.stopped) return false;
-    if (sub.buffered) {
-      sub.buffered.push(e);
-      return true;
-    }
-    if (sub.last && compareEventIds(e.at, sub.last) <= 0) return true;
-    if (!e.item) {
-      this.finish(sub, key, END_ITEM);
-      return false;
-    }
-    if (sub.last && e.at.seq > sub.last.seq + 1) {
-      // The reader fell more than a window behind this run's writer.
-      const requested = formatEventId(sub.last.epochMs, sub.last.seq);
-      this.finish(sub, key, gapItem(runId, requested, e.item.id, e.item.id));
-      return false;
-    }
-    sub.last = e.at;
-    try {
-      sub.listener(e.item);
-    } catch {
-      // the subscriber's own failure; its owner stops it
-    }
-    return true;
-  }
-
-  private finish(sub: RemoteSubscriber, key: string, item: StreamItem): void {
-    this.detach(sub, key);
-    try {
-      sub.listener(item);
-    } catch {
-      // the subscriber's own failure
-    }
-  }
-
-  private fail(sub: RemoteSubscriber, key: string, message: string): void {
-    if (sub.stopped) return;
-    const at = sub.last ? formatEventId(sub.last.epochMs, sub.last.seq) : "0-0";
-    this.detach(sub, key);
-    const item: StreamEventItem = bridgeErrorItem(at, message);
-    try {
-      sub.listener(item);
-      sub.listener(END_ITEM);
-    } catch {
-      // the subscriber's own failure
-    }
-  }
-
-  private detach(sub: RemoteSubscriber, key: string): void {
-    if (sub.stopped) return;
-    sub.stopped = true;
-    const tail = this.tails.get(key);
-    if (!tail) return;
-    tail.subs.delete(sub);
-    // An idle run stays in the current read until it returns; the next read leaves it out.
-    if (tail.subs.size === 0) this.tails.delete(key);
+    return () => sub.stop();
   }
 
   /** Make the reader (re)start its read with the current set of runs. */
@@ -222,11 +145,7 @@ export class RedisStreamReader {
         if (tail) tail.cursor = raw[raw.length - 1][0];
         if (!tail) continue;
         const subs = [...tail.subs];
-        for (const r of raw) {
-          const e = decodeEntry(r);
-          if (!e) continue;
-          for (const sub of subs) this.deliver(tail.runId, sub, e, key);
-        }
+        for (const e of decodeAll(raw)) for (const sub of subs) sub.take(e);
       }
     }
   }
@@ -234,7 +153,7 @@ export class RedisStreamReader {
   private failAll(message: string): void {
     const tails = [...this.tails.values()];
     this.tails.clear();
-    for (const t of tails) for (const sub of t.subs) this.fail(sub, t.key, message);
+    for (const t of tails) for (const sub of [...t.subs]) sub.fail(message);
   }
 
   /** True when some subscription of another process's run is open (for tests and diagnostics). */
@@ -249,7 +168,7 @@ export class RedisStreamReader {
     this.idle = undefined;
     const tails = [...this.tails.values()];
     this.tails.clear();
-    for (const t of tails) for (const sub of t.subs) sub.stopped = true;
+    for (const t of tails) for (const sub of [...t.subs]) sub.stop();
     this.reader.disconnect();
     await this.loop.catch(() => {});
   }
