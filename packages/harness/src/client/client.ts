@@ -37,6 +37,12 @@ function threadNotFound(threadId: string): UploadError {
   return new UploadError("thread_not_found", `Thread ${threadId} not found`, 404, { details: { thread_id: threadId } });
 }
 
+/** A copy of a context without its `secrets` mapping. */
+function withoutSecrets(context: Record<string, unknown>): Record<string, unknown> {
+  const { secrets: _secrets, ...rest } = context;
+  return rest;
+}
+
 /**
  * DeerFlow without a server: runs the agent in-process on a
  * {@link DeerFlowRuntime} (its own, or one shared with a gateway), keeps
@@ -216,7 +222,8 @@ export class DeerFlowClient {
       recursionLimit: options.recursionLimit ?? 100,
       streamModes: ["values", "messages", "custom"],
       context,
-      configurable: { ...context },
+      // request-scoped secrets belong to the run context only (typed there), never to configurable
+      configurable: withoutSecrets(context),
       metadata: {},
       strategy: "reject",
       // Stored like the gateway stores it: secret-looking keys (`secrets`, `api_key`, …) masked.

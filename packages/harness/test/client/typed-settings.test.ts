@@ -2,9 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { DeerFlowClient } from "../../src/client";
 import { appConfigFromText } from "../../src/config";
-import { startScriptedLLMServer } from "../../src/testing";
+import { createAgent } from "../../src/runtime";
+import type { RunConfig } from "../../src/runtime";
+import { ScriptedModel, startScriptedLLMServer } from "../../src/testing";
+import { tool } from "../../src/tools";
+import type { RunContext } from "../../src/tools";
 import type { ScriptedLLMServer } from "../../src/testing";
 
 // The run setting travels typed from the client option to the provider mapping; a setting dropped on the way
@@ -81,6 +86,44 @@ describe("reasoning effort from the embedded client to the wire", () => {
       expect(plain).not.toHaveProperty("reasoning_effort");
       const none = await turn(c, { modelName: "gpt" });
       expect(none).not.toHaveProperty("reasoning_effort");
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe("the embedded client's run context", () => {
+  it("context.secrets reaches tools as typed secrets only: not configurable, the run record or the thread's checkpoints", async () => {
+    const SECRET = "tok-client-1a2b3c4d5e";
+    const seen: { context?: RunContext; config?: RunConfig } = {};
+    const probe = tool({
+      name: "probe",
+      description: "reads the run context",
+      schema: z.object({}),
+      execute: (_a, rt) => {
+        seen.context = rt.context;
+        return rt.context.secrets.get("API_TOKEN") === SECRET ? "bound" : "missing";
+      },
+    });
+    const model = new ScriptedModel([{ toolCalls: [{ name: "probe", args: {} }] }, "done"]);
+    const c = new DeerFlowClient({
+      dataDir: path.join(dir, "secrets"),
+      agentName: "writer",
+      agentFactory: ({ checkpointer }) =>
+        createAgent({ model, tools: [probe], checkpointer, name: "lead_agent", middleware: [{ name: "Spy", beforeAgent: (_s, rt) => void (seen.config = rt.config) }] }),
+    });
+    try {
+      for await (const _ of c.stream("go", { threadId: "sec-t1", reasoningEffort: "high", context: { secrets: { API_TOKEN: SECRET } } })) void _;
+      expect(seen.context?.secrets.get("API_TOKEN")).toBe(SECRET);
+      expect(seen.context?.identity).toMatchObject({ threadId: "sec-t1", agentName: "writer" });
+      expect(seen.context?.settings.reasoningEffort).toBe("high");
+      expect(JSON.stringify(seen.config)).not.toContain(SECRET);
+      const stores = await c.persistence();
+      expect(JSON.stringify(await stores.runs.listByThread("sec-t1"))).not.toContain(SECRET);
+      const runtime = await (c as unknown as { runtime(): Promise<{ checkpointer: { list(t: string): Promise<unknown[]> } }> }).runtime();
+      const checkpoints = await runtime.checkpointer.list("sec-t1");
+      expect(checkpoints.length).toBeGreaterThan(0);
+      expect(JSON.stringify(checkpoints)).not.toContain(SECRET);
     } finally {
       await c.close();
     }
