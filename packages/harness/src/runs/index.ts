@@ -1,5 +1,5 @@
 export { RunService } from "./run-service";
-export type { RunHost, RunPolicy, RunServiceOptions } from "./run-service";
+export type { RunHost, RunPolicy, RunServiceOptions } from "./run-host";
 export type { CancelAction, RunEndState, RunHandle, RunRequest } from "./run-types";
 export { RunRecorder } from "./run-recorder";
 export type { FinishedRun, RunEnd, RunHook, StartedRun } from "./run-recorder";

@@ -1,82 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { isoNow } from "../clock";
-import type { RunSettings } from "../deerflow-runtime/types";
 import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
-import { emptyUsage, redactSecretKeys, TERMINAL_RUN_STATUSES } from "../persistence";
-import type { PersistenceStores, RunExecution, RunRecord, RunRecordStatus } from "../persistence";
-import type { Agent, RunOptions, RunResult, StateSnapshot, StreamMode } from "../runtime";
+import type { RunRecord } from "../persistence";
+import type { RunOptions, RunResult } from "../runtime";
+import { abandonRun } from "./abandon-run";
 import type { RunBackends, RunSignal, RunStreamWriter, StreamBridge, StreamListener } from "./backend-types";
 import { createMemoryStreamBridge } from "./bridge";
+import { LeaseKeeper } from "./lease-keeper";
+import { createLocalRun, SILENT_WRITER, TERMINAL } from "./local-run";
+import type { LocalRun } from "./local-run";
 import { MessageCoalescer } from "./message-coalescer";
 import { agentRunMetadata, decideEnd } from "./run-end";
-import type { RunRecorder } from "./run-recorder";
+import type { RunHost, RunPolicy, RunServiceOptions } from "./run-host";
+import { newRunRecord, resumeRequest } from "./run-record";
 import { SlotWaiter } from "./slot-waiter";
-import type { CancelAction, RunEndState, RunHandle, RunRequest } from "./run-types";
-
-/** What the run service runs on: the runtime's stores, recorder, agents and state. */
-export interface RunHost {
-  readonly stores: PersistenceStores;
-  readonly recorder: RunRecorder;
-  readonly checkpointer: { deleteThread(threadId: string): Promise<void> };
-  buildAgent(settings: Partial<RunSettings>): Promise<Agent>;
-  readState(threadId: string, checkpointId?: string): Promise<StateSnapshot | undefined>;
-  updateState(threadId: string, update: Record<string, unknown>, options?: { checkpointId?: string; asNode?: string }): Promise<unknown>;
-}
-
-/** How a server presents runs (set with {@link RunService.configure}). */
-export interface RunPolicy {
-  /** The public form of an event payload (a server rewrites host paths in state). */
-  eventData?: (mode: StreamMode, data: unknown) => unknown;
-  /** Rewrite texts that reach clients (run errors name the files they touched). */
-  maskError?: (text: string) => string;
-  /** Mark a run `timeout` after this long (default: none). */
-  runTimeoutMs?: number;
-  /** Prefix of the service's log lines (default `[runs]`). */
-  logPrefix?: string;
-  /**
-   * With the in-memory bridge: the events retained per run and how long a
-   * finished run's stream stays joinable (a one-process server keeps this
-   * short: the memory is its own). Ignored with a shared bridge.
-   */
-  memoryReplay?: { queueMaxsize: number; ttlSeconds: number };
-}
-
-/** Options of {@link RunService}. */
-export interface RunServiceOptions {
-  host: RunHost;
-  backends: RunBackends;
-  log: (message: string) => void;
-  /** Epoch ms (tests pass a clock they control for leases). */
-  clock?: () => number;
-}
-
-interface LocalRun extends RunHandle {
-  status: RunRecordStatus;
-  readonly userId: string;
-  readonly request: RunRequest;
-  readonly record: RunRecord;
-  readonly controller: AbortController;
-  /** Resolves with the run's stream writer once it is open (its `metadata` event is the first). */
-  readonly writer: Promise<RunStreamWriter>;
-  /** Settles once the record is stored (resumed runs: at once). */
-  readonly stored: Promise<void>;
-  readonly resumed: boolean;
-  cancelAction?: CancelAction;
-  timedOut: boolean;
-  started: boolean;
-  /** Waiting for another process to free the thread's slot (shared backends). */
-  remoteWait: boolean;
-  leaseLost: boolean;
-  holdsLease: boolean;
-  heartbeat?: ReturnType<typeof setInterval>;
-  resolveDone(end: RunEndState): void;
-  resolveRecorded(): void;
-}
-
-/** A writer for runs that publish nothing (their events go to `onEvent` only). */
-const SILENT_WRITER: RunStreamWriter = { publish: () => "", end: () => Promise.resolve(), flush: () => Promise.resolve() };
-
-const TERMINAL = TERMINAL_RUN_STATUSES;
+import type { CancelAction, RunHandle, RunRequest } from "./run-types";
 
 /**
  * The run lifecycle, for the gateway and the embedded client alike: create
@@ -218,26 +156,8 @@ export class RunService {
       }
       this.reserving.delete(threadId);
     }
-    const ts = isoNow();
     const context = { ...request.context, thread_id: threadId, run_id: runId, user_id: request.userId };
-    const record: RunRecord = {
-      runId,
-      threadId,
-      userId: request.userId,
-      assistantId: request.assistantId,
-      // A run that starts right away is stored as running (one write instead of pending → running).
-      status: startsNow && !remoteWait ? "running" : "pending",
-      metadata: { ...request.metadata },
-      kwargs: request.kwargs,
-      multitaskStrategy: strategy,
-      createdAt: ts,
-      updatedAt: ts,
-      usage: emptyUsage(),
-      stopReason: null,
-      error: null,
-      modelName: request.settings.modelName ?? null,
-      execution: executionOf(request, context),
-    };
+    const record = newRunRecord(request, runId, context, strategy, startsNow && !remoteWait);
     const run = this.newRun({ ...request, runId, context, strategy }, record, {
       // Both writes are queued now, before anything the run writes, and commit with the next group commit.
       stored: this.host.recorder.begin(record, request.createThread ? { createThread: request.createThread } : {}),
@@ -281,22 +201,7 @@ export class RunService {
       await this.backends.leases.release(runId, this.ownerId).catch(() => undefined);
       throw refuse("its thread has another active run");
     }
-    const request: RunRequest = {
-      threadId: record.threadId,
-      runId,
-      userId: record.userId,
-      assistantId: record.assistantId,
-      input: null,
-      settings: execution.settings as unknown as RunSettings,
-      recursionLimit: execution.recursionLimit,
-      streamModes: execution.streamModes as StreamMode[],
-      subgraphs: execution.subgraphs,
-      context: execution.context,
-      configurable: execution.configurable,
-      metadata: record.metadata,
-      strategy: record.multitaskStrategy,
-      kwargs: record.kwargs,
-    };
+    const request = resumeRequest(record, execution);
     const run = this.newRun(request, { ...record, status: "running" }, {
       stored: Promise.resolve(),
       writer: this.openWriter(runId, record.threadId, true),
@@ -416,34 +321,7 @@ export class RunService {
   // ── internals ──
 
   private newRun(request: RunRequest, record: RunRecord, parts: { stored: Promise<void>; writer: Promise<RunStreamWriter>; resumed: boolean }): LocalRun {
-    let resolveDone!: (end: RunEndState) => void;
-    const done = new Promise<RunEndState>((r) => (resolveDone = r));
-    let resolveRecorded!: () => void;
-    const recorded = new Promise<void>((r) => (resolveRecorded = r));
-    const bridge = this.bridge;
-    const run: LocalRun = {
-      runId: record.runId,
-      threadId: record.threadId,
-      userId: record.userId,
-      onDisconnect: request.onDisconnect ?? "cancel",
-      done,
-      recorded,
-      status: record.status,
-      request,
-      record,
-      controller: new AbortController(),
-      writer: parts.writer,
-      stored: parts.stored,
-      resumed: parts.resumed,
-      timedOut: false,
-      started: false,
-      remoteWait: false,
-      leaseLost: false,
-      holdsLease: false,
-      resolveDone,
-      resolveRecorded,
-      subscribe: (lastEventId, listener) => bridge.subscribe(record.runId, lastEventId, listener),
-    };
+    const run = createLocalRun(request, record, parts, this.bridge);
     this.live.set(record.runId, run);
     // A writer that cannot open (the bridge is down) fails the run; it never leaves it running.
     parts.writer.catch((err: unknown) => {
@@ -458,7 +336,7 @@ export class RunService {
       const onAbort = () => void this.cancelLocal(run, "interrupt", false).catch(() => undefined);
       if (signal.aborted) queueMicrotask(onAbort);
       else signal.addEventListener("abort", onAbort, { once: true });
-      void done.then(() => signal.removeEventListener("abort", onAbort));
+      void run.done.then(() => signal.removeEventListener("abort", onAbort));
     }
     return run;
   }
@@ -543,7 +421,15 @@ export class RunService {
       } else if (run.resumed) {
         await this.host.stores.runs.update(run.runId, { updatedAt: isoNow() });
       }
-      if (this.backends.shared || this.backends.ownership.heartbeat) await this.holdLease(run);
+      if (this.backends.shared || this.backends.ownership.heartbeat) {
+        run.lease = new LeaseKeeper(run, this.backends, this.clock, () => {
+          // Another process took the run over (this one was presumed dead): stop without writing its end.
+          run.leaseLost = true;
+          this.log(`${this.prefix()} lost the lease of run ${run.runId}; stopping it here`);
+          run.controller.abort(new RunCancelledError("lease_lost"));
+        }, (err) => this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`));
+        await run.lease.hold();
+      }
       if (this.policy.runTimeoutMs) {
         timer = setTimeout(() => {
           run.timedOut = true;
@@ -559,6 +445,8 @@ export class RunService {
         runId: run.runId,
         checkpointId: request.checkpointId,
         context: request.context,
+        // typed, parsed once at the edge: the run context takes them as they are
+        settings: request.settings,
         configurable: request.configurable,
         metadata: { ...agentRunMetadata(agent), ...request.metadata },
         recursionLimit: request.recursionLimit,
@@ -589,38 +477,9 @@ export class RunService {
     };
   }
 
-  /** Take the run's lease and renew it (and the thread's slot) every third of its length. */
-  private async holdLease(run: LocalRun): Promise<void> {
-    const { leaseMs } = this.backends.ownership;
-    if (!run.holdsLease) {
-      const now = this.clock();
-      run.holdsLease = await this.backends.leases.acquire(run.runId, run.threadId, this.ownerId, now + leaseMs, now);
-      if (!run.holdsLease) throw new RunServiceError("run_not_active_here", `Run ${run.runId} is executed by another process`);
-    }
-    const beat = setInterval(() => void this.renew(run), Math.max(1, Math.floor(leaseMs / 3)));
-    beat.unref?.();
-    run.heartbeat = beat;
-  }
-
-  private async renew(run: LocalRun): Promise<void> {
-    const expiresAt = this.clock() + this.backends.ownership.leaseMs;
-    try {
-      const kept = await this.backends.leases.renew(run.runId, this.ownerId, expiresAt);
-      if (this.backends.shared) await this.backends.lock.renew(run.threadId, run.runId, this.ownerId, expiresAt);
-      if (!kept && !TERMINAL.has(run.status)) {
-        // Another process took the run over (this one was presumed dead): stop without writing its end.
-        run.leaseLost = true;
-        this.log(`${this.prefix()} lost the lease of run ${run.runId}; stopping it here`);
-        run.controller.abort(new RunCancelledError("lease_lost"));
-      }
-    } catch (err) {
-      this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`);
-    }
-  }
-
   private async finish(run: LocalRun, result: RunResult | undefined, failure: unknown): Promise<void> {
     if (TERMINAL.has(run.status) && !this.live.has(run.runId)) return;
-    if (run.heartbeat) clearInterval(run.heartbeat);
+    run.lease?.stop();
     // Settled by now unless the run wrote nothing (its writes commit after its record).
     const storeError = await run.stored.then(
       () => undefined,
@@ -698,29 +557,13 @@ export class RunService {
   /**
    * End a run that cannot be resumed (its process died): `error` record and
    * thread with `message`, an `error` event and the end marker on its
-   * stream, its lease and thread slot released.
+   * stream, its lease and thread slot released. No-op for a run executing
+   * here or already finished.
    */
   async abandon(runId: string, message: string): Promise<void> {
-    const record = await this.host.stores.runs.get(runId);
-    if (!record || TERMINAL.has(record.status) || this.live.has(runId)) return;
-    const ts = isoNow();
-    await this.host.stores.runs.update(runId, { status: "error", error: message, stopReason: "resume_failed", updatedAt: ts });
-    await this.host.stores.threads.update(record.threadId, { status: "error", updatedAt: ts });
-    try {
-      const writer = await this.bridge.writer(runId, { resume: true });
-      writer.publish("error", { message, name: "RunResumeError" });
-      await writer.end();
-    } catch (err) {
-      this.log(`${this.prefix()} could not end the stream of run ${runId}: ${errorMessage(err)}`);
-    }
-    await this.backends.leases.release(runId, this.ownerId).catch(() => undefined);
-    if (this.backends.shared) {
-      const holder = await this.backends.lock.holder(record.threadId).catch(() => undefined);
-      if (holder?.runId === runId) {
-        await this.backends.lock.release(record.threadId, runId).catch(() => undefined);
-        await this.backends.signals.publish({ type: "thread_released", threadId: record.threadId }).catch(() => undefined);
-      }
-    }
+    if (this.live.has(runId)) return;
+    const log = (m: string) => this.log(`${this.prefix()} ${m}`);
+    await abandonRun(runId, message, { stores: this.host.stores, backends: this.backends, bridge: this.bridge, log });
   }
 }
 
@@ -728,20 +571,3 @@ function conflict(threadId: string): RunServiceError {
   return new RunServiceError("run_conflict", `Thread ${threadId} already has an active run`);
 }
 
-/** What resuming the run needs, kept with its record (request-scoped secrets left out). */
-function executionOf(request: RunRequest, context: Record<string, unknown>): RunExecution {
-  return {
-    settings: request.settings as unknown as Record<string, unknown>,
-    context: withoutSecrets(context),
-    configurable: withoutSecrets(request.configurable),
-    recursionLimit: request.recursionLimit,
-    streamModes: request.streamModes,
-    subgraphs: request.subgraphs === true,
-  };
-}
-
-/** A context or `configurable` as a record may keep it: no `secrets`, secret-looking keys masked. */
-function withoutSecrets(bag: Record<string, unknown>): Record<string, unknown> {
-  const { secrets: _secrets, ...rest } = bag;
-  return redactSecretKeys(rest) as Record<string, unknown>;
-}

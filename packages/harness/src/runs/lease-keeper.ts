@@ -1,0 +1,65 @@
+import { RunServiceError } from "../errors";
+import type { RunBackends } from "./backend-types";
+
+/** The run a lease is held for. */
+interface LeasedRun {
+  readonly runId: string;
+  readonly threadId: string;
+  /** True once this process holds the run's lease (set by a takeover before the run executes). */
+  holdsLease: boolean;
+}
+
+/**
+ * Holds one executing run's lease: takes it (unless a takeover already
+ * did) and renews it, and on shared backends the thread's slot too, every
+ * third of the lease length. A renewal refused because another process took
+ * the lease calls `lost` once; a failing backend is reported to `failed` and
+ * retried on the next beat (the lease then lapses unless the backend comes
+ * back in time).
+ */
+export class LeaseKeeper {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private lostOnce = false;
+
+  constructor(
+    private readonly run: LeasedRun,
+    private readonly backends: RunBackends,
+    private readonly clock: () => number,
+    private readonly lost: () => void,
+    private readonly failed: (err: unknown) => void,
+  ) {}
+
+  /** Take the lease (throws `run_not_active_here` when another live owner holds it) and start renewing it. */
+  async hold(): Promise<void> {
+    const { leaseMs } = this.backends.ownership;
+    if (!this.run.holdsLease) {
+      const now = this.clock();
+      this.run.holdsLease = await this.backends.leases.acquire(this.run.runId, this.run.threadId, this.backends.ownerId, now + leaseMs, now);
+      if (!this.run.holdsLease) throw new RunServiceError("run_not_active_here", `Run ${this.run.runId} is executed by another process`);
+    }
+    this.timer = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));
+    this.timer.unref?.();
+  }
+
+  /** Stop renewing (the run ended). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async renew(): Promise<void> {
+    const { backends, run } = this;
+    const expiresAt = this.clock() + backends.ownership.leaseMs;
+    try {
+      const kept = await backends.leases.renew(run.runId, backends.ownerId, expiresAt);
+      if (backends.shared) await backends.lock.renew(run.threadId, run.runId, backends.ownerId, expiresAt);
+      if (!kept && this.timer && !this.lostOnce) {
+        this.lostOnce = true;
+        this.stop();
+        this.lost();
+      }
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+}
