@@ -6,7 +6,7 @@ import { MemoryRunLeases, MemoryRunLock, persistenceDbPath, SqliteRunLocks } fro
 import type { PersistenceStores } from "../persistence";
 import type { OpenedStorage } from "../storage";
 import type { RunBackends, RunLeases, RunLock, RunOwnershipSettings, RunSignals, StreamBridge } from "./backend-types";
-import * as bridges from "./bridge";
+import { createMemoryRunSignals, createMemoryStreamBridge, openRedisRunTransport } from "./bridge";
 
 /** The environment variable that names a Redis bridge (and implies `stream_bridge.type: redis`). */
 export const STREAM_BRIDGE_REDIS_URL_ENV = "DEER_FLOW_STREAM_BRIDGE_REDIS_URL";
@@ -22,14 +22,6 @@ export interface OpenRunBackendsOptions {
   /** Environment (default `process.env`). */
   env?: NodeJS.ProcessEnv;
 }
-
-/** The Redis transport as the bridge module opens it. */
-type OpenRedisRunTransport = (options: {
-  url: string;
-  queueMaxsize: number;
-  ttlSeconds: number;
-  log: (message: string) => void;
-}) => Promise<{ bridge: StreamBridge; signals: RunSignals; close(): Promise<void> }>;
 
 interface StreamBridgeSection {
   type?: "memory" | "redis";
@@ -76,10 +68,9 @@ export async function openRunBackends(options: OpenRunBackendsOptions): Promise<
   let lock: RunLock;
   let leases: RunLeases;
   let sharedLocks = false;
-  const provided = storage as OpenedStorage & { runLock?: RunLock; runLeases?: RunLeases };
-  if (provided.runLock && provided.runLeases) {
-    lock = provided.runLock;
-    leases = provided.runLeases;
+  if (storage.runLock && storage.runLeases) {
+    lock = storage.runLock;
+    leases = storage.runLeases;
     sharedLocks = true;
   } else if (storage.backend === "sqlite") {
     // Opened on first use: one process's runs use them only with `run_ownership.heartbeat_enabled`.
@@ -114,15 +105,13 @@ export async function openRunBackends(options: OpenRunBackendsOptions): Promise<
         details: { key: "stream_bridge.redis_url" },
       });
     }
-    const open = (bridges as unknown as { openRedisRunTransport?: OpenRedisRunTransport }).openRedisRunTransport;
-    if (!open) throw new ConfigError("stream_bridge.type redis is not available in this build", { details: { key: "stream_bridge.type" } });
-    const transport = await open({ url, queueMaxsize, ttlSeconds, log });
+    const transport = await openRedisRunTransport({ url, queueMaxsize, ttlSeconds, log });
     bridge = transport.bridge;
     signals = transport.signals;
     closers.push(() => transport.close());
   } else {
-    bridge = bridges.createMemoryStreamBridge({ queueMaxsize, ttlSeconds });
-    signals = bridges.createMemoryRunSignals();
+    bridge = createMemoryStreamBridge({ queueMaxsize, ttlSeconds });
+    signals = createMemoryRunSignals();
     closers.push(() => bridge.close(), () => signals.close());
   }
 
@@ -160,8 +149,8 @@ export async function openRunBackends(options: OpenRunBackendsOptions): Promise<
 
 /** In-memory backends for one process (tests, embedders that open a runtime without a config). */
 export function memoryRunBackends(ownership: Partial<RunOwnershipSettings> = {}, bridgeOptions: { queueMaxsize?: number; ttlSeconds?: number } = {}): RunBackends {
-  const bridge = bridges.createMemoryStreamBridge({ queueMaxsize: bridgeOptions.queueMaxsize ?? 256, ttlSeconds: bridgeOptions.ttlSeconds ?? 86400 });
-  const signals = bridges.createMemoryRunSignals();
+  const bridge = createMemoryStreamBridge({ queueMaxsize: bridgeOptions.queueMaxsize ?? 256, ttlSeconds: bridgeOptions.ttlSeconds ?? 86400 });
+  const signals = createMemoryRunSignals();
   return {
     ownerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     shared: false,

@@ -1,0 +1,175 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { appConfigFromText } from "../../src/config";
+import type { AppConfig } from "../../src/config";
+import { DeerFlowRuntime } from "../../src/deerflow-runtime";
+import { ConfigError } from "../../src/errors";
+import { humanMessage } from "../../src/messages";
+import { persistenceDbPath, SqliteRunLocks } from "../../src/persistence";
+import { createAgent } from "../../src/runtime";
+import { openRunBackends, ownershipSettings, STREAM_BRIDGE_REDIS_URL_ENV } from "../../src/runs";
+import type { RunRequest, StreamItem } from "../../src/runs";
+import { threadStateSchema } from "../../src/state";
+import { openStorage } from "../../src/storage";
+import { freshPostgresDatabase, ScriptedModel } from "../../src/testing";
+import type { FreshDatabase } from "../../src/testing";
+import { tool } from "../../src/tools";
+
+const dirs: string[] = [];
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+function tmp(): string {
+  const d = mkdtempSync(path.join(tmpdir(), "df-backends-"));
+  dirs.push(d);
+  return d;
+}
+
+const config = (...lines: string[]): AppConfig => appConfigFromText(["sandbox:", "  use: local", ...lines, ""].join("\n")).config;
+
+async function backendsFor(cfg: AppConfig, env: NodeJS.ProcessEnv = {}) {
+  const dataDir = tmp();
+  const storage = await openStorage(cfg, { dataDir, needCheckpoints: false, needStores: true });
+  const logs: string[] = [];
+  const backends = await openRunBackends({ config: cfg, storage, stores: storage.stores!, dataDir, log: (m) => void logs.push(m), env });
+  closers.push(() => storage.close(), () => backends.close());
+  return { backends, logs, dataDir };
+}
+
+describe("openRunBackends", () => {
+  it("memory storage: in-memory lock, leases, bridge and signals, not shared; run_ownership in milliseconds", async () => {
+    const { backends } = await backendsFor(config("database:", "  backend: memory", "run_ownership:", "  lease_seconds: 12", "  grace_seconds: 3", "  heartbeat_enabled: true"));
+    expect(backends.shared).toBe(false);
+    expect(backends.bridge.kind).toBe("memory");
+    expect(backends.ownership).toEqual({ leaseMs: 12_000, graceMs: 3000, heartbeat: true });
+    expect(await backends.lock.acquire("t", "r", backends.ownerId, 10, 0)).toBe(true);
+    expect(await backends.lock.acquire("t", "other", backends.ownerId, 10, 0)).toBe(false);
+  });
+
+  it("SQLite storage: lock and leases are tables in gateway.db, seen by another connection on the file", async () => {
+    const { backends, dataDir } = await backendsFor(config());
+    expect(backends.shared).toBe(false);
+    expect(await backends.leases.acquire("r1", "t1", backends.ownerId, 5000, 0)).toBe(true);
+    const other = new SqliteRunLocks(persistenceDbPath(dataDir));
+    closers.push(async () => other.close());
+    expect(await other.leases.get("r1")).toMatchObject({ owner: backends.ownerId, expiresAt: 5000 });
+    expect(await other.leases.acquire("r1", "t1", "someone-else", 9000, 1000)).toBe(false);
+    expect(await other.leases.acquire("r1", "t1", "someone-else", 9000, 6000)).toBe(true);
+  });
+
+  it("the defaults are DeerFlow's: 30 s lease, 10 s grace, no heartbeat", () => {
+    expect(ownershipSettings(undefined)).toEqual({ leaseMs: 30_000, graceMs: 10_000, heartbeat: false });
+  });
+
+  it("type redis without a URL is a ConfigError naming the keys", async () => {
+    await expect(backendsFor(config("database:", "  backend: memory", "stream_bridge:", "  type: redis"))).rejects.toThrow(ConfigError);
+    await expect(backendsFor(config("database:", "  backend: memory", "stream_bridge:", "  type: redis"))).rejects.toThrow(/stream_bridge\.redis_url or DEER_FLOW_STREAM_BRIDGE_REDIS_URL/);
+  });
+
+  const redisUrl = process.env.DEERFLOW_TEST_REDIS_URL;
+  it.skipIf(!redisUrl)("DEER_FLOW_STREAM_BRIDGE_REDIS_URL implies the Redis bridge; without shared locks it says runs are not shared", async () => {
+    const { backends, logs } = await backendsFor(config("database:", "  backend: memory"), { [STREAM_BRIDGE_REDIS_URL_ENV]: redisUrl });
+    expect(backends.bridge.kind).toBe("redis");
+    expect(backends.shared).toBe(false);
+    expect(logs.join("\n")).toMatch(/runs are not shared between processes/);
+  });
+});
+
+/** A tool that holds the run until the test opens it (or the run is cancelled). */
+function gateTool() {
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
+  const t = tool({
+    name: "gate",
+    description: "Wait",
+    schema: z.object({}),
+    execute: (_a, rt) =>
+      new Promise<string>((_resolve, reject) => {
+        entered();
+        rt.signal.addEventListener("abort", () => reject(rt.signal.reason ?? new Error("aborted")), { once: true });
+      }),
+  });
+  return { tool: t, inside };
+}
+
+function request(threadId: string, text: string, extra: Partial<RunRequest> = {}): RunRequest {
+  return {
+    threadId,
+    userId: "u1",
+    assistantId: "lead_agent",
+    input: { messages: [humanMessage(text)] },
+    settings: { isPlanMode: false, subagentEnabled: false, maxConcurrentSubagents: 3, isBootstrap: false, nonInteractive: false, disableClarification: false, userId: "u1" },
+    recursionLimit: 25,
+    streamModes: ["values"],
+    context: {},
+    configurable: {},
+    metadata: {},
+    kwargs: {},
+    ...extra,
+  };
+}
+
+const pgUrl = process.env.DEERFLOW_TEST_POSTGRES_URL;
+const redisUrl = process.env.DEERFLOW_TEST_REDIS_URL;
+describe.skipIf(!pgUrl || !redisUrl)("two runtimes on PostgreSQL + Redis share runs", () => {
+  let db: FreshDatabase;
+  beforeAll(async () => {
+    db = await freshPostgresDatabase(pgUrl!);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it("A executes; B joins the stream, cancels it (A aborts it) and waits for the stored end; then B runs on the thread", async () => {
+    process.env.DEERFLOW_TEST_RUNS_PG_URL = db.url;
+    process.env.DEERFLOW_TEST_RUNS_REDIS_URL = redisUrl;
+    const cfg = config("database:", "  backend: postgres", "  postgres_url: $DEERFLOW_TEST_RUNS_PG_URL", "  postgres_schema: runs_shared", "stream_bridge:", "  type: redis", "  redis_url: $DEERFLOW_TEST_RUNS_REDIS_URL");
+    const gate = gateTool();
+    const model = new ScriptedModel([{ text: "waiting", toolCalls: [{ name: "gate", args: {} }] }, "B's answer"]);
+    const open = () =>
+      DeerFlowRuntime.open({
+        config: cfg,
+        dataDir: tmp(),
+        log: () => undefined,
+        agentFactory: ({ checkpointer }) => createAgent({ model, tools: [gate.tool], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
+      });
+    const a = await open();
+    const b = await open();
+    closers.push(() => a.close(), () => b.close());
+    expect(a.runs.shared && b.runs.shared).toBe(true);
+    const threadId = `shared-${Date.now()}`;
+    await a.stores.threads.create({ threadId, userId: "u1", status: "idle", metadata: {}, displayName: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() });
+
+    const run = await a.runs.create(request(threadId, "one"));
+    await gate.inside;
+    expect((await b.runBackends.leases.get(run.runId))?.owner).toBe(a.runBackends.ownerId);
+    await expect(b.runs.create(request(threadId, "two"))).rejects.toMatchObject({ code: "run_conflict" });
+    const joined = new Promise<StreamItem[]>((resolve) => {
+      const items: StreamItem[] = [];
+      b.runs.subscribe(run.runId, null, (item) => {
+        items.push(item);
+        if (item.kind !== "event") resolve(items);
+      });
+    });
+    const t0 = performance.now();
+    await b.runs.cancel(run.runId, "interrupt", true);
+    const cancelMs = performance.now() - t0;
+    expect(cancelMs).toBeLessThan(500);
+    const items = await joined;
+    expect(items[0]).toMatchObject({ kind: "event", event: "metadata", data: { run_id: run.runId } });
+    expect(items.at(-1)!.kind).toBe("end");
+    expect((await b.stores.runs.get(run.runId))?.status).toBe("interrupted");
+
+    // A frees the thread right after the end it published: B's queued run takes it on A's release signal.
+    const second = await b.runs.create(request(threadId, "two", { strategy: "enqueue" }));
+    expect((await second.done).status).toBe("success");
+    expect((await a.runs.wait(second.runId))?.status).toBe("success");
+  });
+});
