@@ -4,7 +4,7 @@ import { randomHexPooled } from "../messages/ids";
 import type { AgentState } from "../state";
 import { applyDelta, diffState } from "./delta";
 import { MemoryCheckpointStore } from "./memory-store";
-import { compactRunMetadata, expandRunMetadata, runBaseOf } from "./run-metadata";
+import { compactRunMetadata, expandRunMetadata, runBaseOf, worthInheriting } from "./run-metadata";
 import type { CheckpointMetadata, CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 
 /** A checkpoint with its reconstructed state. */
@@ -192,6 +192,7 @@ export class Checkpointer {
       if (compact) return { ...record, metadata: compact };
     }
     this.runs.delete(threadId);
+    if (!worthInheriting(record.metadata, record.checkpointId)) return record;
     this.runs.set(threadId, { runId, baseId: record.checkpointId, metadata: record.metadata, headId: record.checkpointId });
     if (this.runs.size > this.cacheSize) {
       const oldest = this.runs.keys().next().value;

@@ -36,6 +36,21 @@ export function compactRunMetadata(metadata: CheckpointMetadata, baseId: string,
   return out as CheckpointMetadata;
 }
 
+/**
+ * Whether a run's later checkpoints should inherit from this first one: only
+ * when what they would inherit is larger than the reference to it (a run
+ * with hardly any metadata stores it whole, as before).
+ */
+export function worthInheriting(base: CheckpointMetadata, baseId: string): boolean {
+  const inherited: Record<string, unknown> = {};
+  for (const key of Object.keys(base)) if (!OWN_KEYS.has(key)) inherited[key] = base[key];
+  try {
+    return JSON.stringify(inherited).length > RUN_BASE_KEY.length + baseId.length + 6;
+  } catch {
+    return false;
+  }
+}
+
 /** The id of the checkpoint whose run metadata a stored record inherits, if it inherits any. */
 export function runBaseOf(record: CheckpointRecord): string | undefined {
   const id = record.metadata[RUN_BASE_KEY];

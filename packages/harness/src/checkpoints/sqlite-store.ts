@@ -82,9 +82,12 @@ export class SqliteCheckpointStore implements CheckpointStore {
       this.db = pathOrDb;
       this.ownsDb = false;
     }
+    // `seq` orders a thread's checkpoints. A plain rowid key is enough: a new row's is above every stored row's,
+    // and without AUTOINCREMENT a commit does not also rewrite the sqlite_sequence page (one page in four of a
+    // checkpoint insert). Tables created with AUTOINCREMENT keep it and work the same.
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS checkpoints (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        seq INTEGER PRIMARY KEY,
         thread_id TEXT NOT NULL,
         checkpoint_id TEXT NOT NULL,
         parent_id TEXT,

@@ -113,4 +113,15 @@ describe("checkpoint storage of a 60-turn thread", () => {
     const full = await asCheckpointer(store).list("m60");
     for (const r of full) expect(r.metadata).toMatchObject(RUN_METADATA);
   });
+
+  it("a run with hardly any metadata stores it whole in each row (a reference to its first row would be larger)", async () => {
+    const store = new MemoryCheckpointStore();
+    const model = new ScriptedModel([{ text: "looking", toolCalls: [{ name: "lookup", args: { word: "w" } }] }, "done"]);
+    const agent = createAgent({ model, tools: [lookup], checkpointer: store });
+    expect((await agent.invoke({ messages: [humanMessage("go")] }, { threadId: "small", metadata: { a: 1 } })).status).toBe("success");
+    const raw = await store.list("small");
+    expect(raw.length).toBe(4);
+    for (const r of raw) expect(r.metadata).toMatchObject({ a: 1, parents: {}, run_id: expect.any(String) });
+    for (const r of raw) expect(r.metadata).not.toHaveProperty("__run_base");
+  });
 });

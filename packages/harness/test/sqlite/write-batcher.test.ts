@@ -20,11 +20,11 @@ afterEach(async () => {
 
 let n = 0;
 /** A batcher (20 ms window) on a fresh database file, with its batches counted. */
-function setup(options: { worker: boolean }): { db: Database.Database; batcher: WriteBatcher; batches: () => number } {
+function setup(options: { worker: boolean; windowMs?: number }): { db: Database.Database; batcher: WriteBatcher; batches: () => number } {
   const db = new Database(path.join(dir, `b${n++}.db`));
   db.pragma("journal_mode = WAL");
   db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
-  const batcher = new WriteBatcher(db, { commitWindowMs: 20, worker: options.worker });
+  const batcher = new WriteBatcher(db, { commitWindowMs: options.windowMs ?? 20, worker: options.worker });
   open.push({ db, batcher });
   let batches = 0;
   const flush = batcher.flush.bind(batcher);
@@ -57,9 +57,10 @@ describe.each([
   });
 
   it("writes queued while a commit is recent wait for the window and share one commit", async () => {
-    const { db, batcher, batches } = setup({ worker });
+    // A window long enough that the burst below is queued within it even on a loaded machine.
+    const { db, batcher, batches } = setup({ worker, windowMs: 300 });
     await batcher.write(ins("warm-up", 0)); // starts the writer thread, if any
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 310)); // idle again: the window has passed
     await batcher.write(ins("first", 0));
     expect(batches()).toBe(2);
     // A burst spread over several event-loop turns, all inside the window after the first commit: many writers
