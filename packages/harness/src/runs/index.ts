@@ -22,5 +22,14 @@ export type {
   StreamItem,
   StreamListener,
 } from "./backend-types";
-export { createMemoryRunSignals, createMemoryStreamBridge, formatEventId, parseEventId } from "./bridge";
-export type { EventId, MemoryStreamBridgeOptions } from "./bridge";
+export {
+  createMemoryRunSignals,
+  createMemoryStreamBridge,
+  createSqliteStreamBridge,
+  DEFAULT_SIGNALS_CHANNEL,
+  DEFAULT_STREAM_KEY_PREFIX,
+  formatEventId,
+  openRedisRunTransport,
+  parseEventId,
+} from "./bridge";
+export type { EventId, MemoryStreamBridgeOptions, RedisRunTransport, RedisRunTransportOptions, SqliteStreamBridgeOptions } from "./bridge";
