@@ -102,6 +102,16 @@ function configGetter(source: ConfigSource): () => AppConfig {
   return () => source;
 }
 
+/** The lead's built-in tools: present_files, ask_clarification, list_uploaded_files, view_image (vision models), setup_agent / update_agent. */
+function leadBuiltinTools(o: { provider: SandboxProvider; vision: boolean; agentTool: "setup" | "update" | null; baseDir: string; config: () => AppConfig }): ToolDefinition[] {
+  const out: ToolDefinition[] = [createPresentFilesTool({ provider: o.provider }), askClarificationTool, createListUploadedFilesTool({ provider: o.provider })];
+  if (o.vision) out.push(createViewImageTool({ provider: o.provider }));
+  const agentToolOptions = { baseDir: o.baseDir, modelNames: () => (o.config().models ?? []).map((m) => String((m as { name?: unknown }).name)) };
+  if (o.agentTool === "setup") out.push(createSetupAgentTool(agentToolOptions));
+  else if (o.agentTool === "update") out.push(createUpdateAgentTool(agentToolOptions));
+  return out;
+}
+
 /**
  * Create the per-process lead agent factory. `makeLeadAgent(settings)`
  * resolves the model, assembles tools, the middleware chain and the static
@@ -179,11 +189,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
       bashAllowed,
       warn,
     });
-    const builtins: ToolDefinition[] = [createPresentFilesTool({ provider: sandboxProvider }), askClarificationTool, createListUploadedFilesTool({ provider: sandboxProvider })];
-    if (created.config.supportsVision) builtins.push(createViewImageTool({ provider: sandboxProvider }));
-    const agentToolOptions = { baseDir, modelNames: () => (getConfig().models ?? []).map((m) => String((m as { name?: unknown }).name)) };
-    if (opts.isBootstrap) builtins.push(createSetupAgentTool(agentToolOptions));
-    else if (custom) builtins.push(createUpdateAgentTool(agentToolOptions));
+    const builtins = leadBuiltinTools({ provider: sandboxProvider, vision: created.config.supportsVision, agentTool: opts.isBootstrap ? "setup" : custom ? "update" : null, baseDir, config: getConfig });
     const candidates = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...partTools(parts), ...(options.extraTools ?? [])], warn), opts.nonInteractive);
     tools = arrangeTools(parts, candidates);
 
