@@ -2,10 +2,18 @@ import type pg from "pg";
 import type { PersistenceStores } from "../persistence/types";
 import { PostgresCheckpointStore } from "./checkpoint-store";
 import { runMigrations } from "./migrate";
+import type { Migration } from "./migrate";
 import { PostgresMessageStore, PostgresRunStore, PostgresThreadStore } from "./persistence-stores";
 import { openPgPool } from "./pool";
 import { PostgresRunLeases, PostgresRunLock } from "./run-backends";
 import { CHECKPOINT_MIGRATIONS, PERSISTENCE_MIGRATIONS, RUN_BACKEND_MIGRATIONS } from "./schema";
+
+/** The components of the core stores and their migrations, applied in this order. */
+const COMPONENTS: ReadonlyArray<readonly [string, Migration[]]> = [
+  ["checkpoints", CHECKPOINT_MIGRATIONS],
+  ["persistence", PERSISTENCE_MIGRATIONS],
+  ["run_backends", RUN_BACKEND_MIGRATIONS],
+];
 
 /** What {@link openPostgresStorage} opens. */
 export interface PostgresStorageOptions {
@@ -39,9 +47,13 @@ export interface PostgresStorage {
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
   const pool = await openPgPool({ url: options.url, schema: options.schema, max: options.max, statementTimeoutMs: options.statementTimeoutMs, log: options.log });
   try {
-    await runMigrations(pool, "checkpoints", CHECKPOINT_MIGRATIONS);
-    await runMigrations(pool, "persistence", PERSISTENCE_MIGRATIONS);
-    await runMigrations(pool, "run_backends", RUN_BACKEND_MIGRATIONS);
+    for (const [component, migrations] of COMPONENTS) {
+      const outcome = await runMigrations(pool, component, migrations);
+      if (outcome.applied.length) options.log(`PostgreSQL: applied ${component} migrations ${outcome.applied.join(", ")}`);
+      if (outcome.unknown.length) {
+        options.log(`PostgreSQL: the database has ${component} migrations ${outcome.unknown.join(", ")} that this release does not know (a newer release ran on it)`);
+      }
+    }
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw err;

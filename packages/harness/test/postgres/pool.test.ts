@@ -55,6 +55,38 @@ describe.skipIf(!serverUrl)("openPgPool", () => {
     }
   });
 
+  it("connections dropped by the server are logged (masked) and replaced: the pool keeps serving", async () => {
+    const u = new URL(db.url);
+    u.password = "dropped-pw";
+    const logged: string[] = [];
+    let sawDrop!: () => void;
+    const dropped = new Promise<void>((resolve) => (sawDrop = resolve));
+    const pool = await openPgPool({
+      url: u.toString(),
+      schema: "drops",
+      log: (m) => {
+        logged.push(m);
+        if (logged.length === 2) sawDrop();
+      },
+    });
+    try {
+      // Two idle connections, then the server ends every one of them (as a restart or a failover would).
+      const [c1, c2] = [await pool.connect(), await pool.connect()];
+      const pids = [(await c1.query("SELECT pg_backend_pid() AS p")).rows[0].p, (await c2.query("SELECT pg_backend_pid() AS p")).rows[0].p];
+      c1.release();
+      c2.release();
+      const admin = await openPgPool({ url: db.url, log: () => undefined, max: 1 });
+      await admin.query("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) AS p", [pids]);
+      await admin.end();
+      await dropped; // both idle connections reported their end
+      expect(logged.every((m) => /failed while idle/.test(m))).toBe(true);
+      expect(logged.join("\n")).not.toContain("dropped-pw");
+      expect((await pool.query<{ s: string }>("SELECT current_schema() AS s")).rows[0].s).toBe("drops");
+    } finally {
+      await pool.end();
+    }
+  });
+
   it("uses the server's default search_path without a schema", async () => {
     const pool = await openPgPool({ url: db.url, log: () => undefined });
     try {

@@ -50,7 +50,13 @@ describe("openStorage: postgres", () => {
 
     it("opens every core store, the run lock and leases in the schema, and writes nothing under the data dir", async () => {
       const dataDir = tempDir();
-      const storage = await openStorage(pgConfig({ postgres_url: db.url, postgres_schema: "app" }), all(dataDir));
+      const logged: string[] = [];
+      const storage = await openStorage(pgConfig({ postgres_url: db.url, postgres_schema: "app" }), { ...all(dataDir), log: (m) => logged.push(m) });
+      expect(logged).toEqual([
+        "PostgreSQL: applied checkpoints migrations 1",
+        "PostgreSQL: applied persistence migrations 1",
+        "PostgreSQL: applied run_backends migrations 1",
+      ]);
       try {
         expect(storage.backend).toBe("postgres");
         expect(storage.runLock && storage.runLeases && storage.pgPool).toBeTruthy();
@@ -72,7 +78,9 @@ describe("openStorage: postgres", () => {
         await storage.close();
       }
       // Reopened (migrations already applied): the rows are there.
-      const again = await openStorage(pgConfig({ postgres_url: db.url, postgres_schema: "app" }), all(dataDir));
+      logged.length = 0;
+      const again = await openStorage(pgConfig({ postgres_url: db.url, postgres_schema: "app" }), { ...all(dataDir), log: (m) => logged.push(m) });
+      expect(logged).toEqual([]);
       try {
         expect((await again.stores!.threads.get("t"))?.userId).toBe("u");
         expect(await again.checkpointStore!.headId!("t")).toBe("c");
