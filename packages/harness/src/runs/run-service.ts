@@ -490,7 +490,7 @@ export class RunService {
     const writer = await run.writer.catch(() => SILENT_WRITER);
     if (run.leaseLost) {
       // The new owner continues the run, its stream and its record.
-      this.release(run, false);
+      void this.release(run, false);
       run.status = "interrupted";
       run.resolveDone({ runId: run.runId, threadId: run.threadId, status: "interrupted", error: null, result, failure });
       run.resolveRecorded();
@@ -525,28 +525,33 @@ export class RunService {
       agentName: run.request.settings.agentName ?? null,
       ...(historicalIds ? { historicalIds, readState: async () => (await this.host.readState(run.threadId))?.values } : {}),
     });
+    // On shared backends the thread's slot across processes is free before `end` reaches a client: a client that
+    // sends its next message on `end` finds the thread free on whichever process it reaches.
+    const freed = this.release(run, wasActive);
+    if (this.backends.shared) await freed;
     const ended = writer.end().catch((err: unknown) => this.log(`${this.prefix()} could not end the stream of run ${run.runId}: ${errorMessage(err)}`));
-    this.release(run, wasActive);
     run.resolveDone({ runId: run.runId, threadId: run.threadId, status: end.status, error: end.error, result, failure });
     await Promise.all([bookkeeping, ended]);
     run.resolveRecorded();
   }
 
   /** Free the run's local slot (starting the next queued run), its lease and its slot across processes. */
-  private release(run: LocalRun, wasActive: boolean): void {
+  private release(run: LocalRun, wasActive: boolean): Promise<void> {
     this.live.delete(run.runId);
     if (wasActive) this.active.delete(run.threadId);
     else this.dropQueued(run);
     const { backends } = this;
     if (run.holdsLease) void backends.leases.release(run.runId, this.ownerId).catch(() => undefined);
+    let freed = Promise.resolve();
     if (backends.shared && wasActive && !run.leaseLost) {
       // Other processes' queued runs for the thread wait for this signal (and re-check on a timer if it is lost).
-      void backends.lock
+      freed = backends.lock
         .release(run.threadId, run.runId)
         .then(() => backends.signals.publish({ type: "thread_released", threadId: run.threadId }))
         .catch((err: unknown) => this.log(`${this.prefix()} could not release thread ${run.threadId}: ${errorMessage(err)}`));
     }
     if (wasActive) this.startNext(run.threadId);
+    return freed;
   }
 
   private async rollback(threadId: string, preCheckpointId: string | null): Promise<void> {
