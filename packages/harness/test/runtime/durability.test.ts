@@ -94,6 +94,30 @@ describe("durability points of a run", () => {
     }
   });
 
+  it("an interrupted run returns only once the checkpoint holding its interrupt is committed", async () => {
+    const file = path.join(dir, "interrupt.db");
+    const store = new SqliteCheckpointStore(file);
+    const ask = tool({
+      name: "ask",
+      description: "asks the user",
+      schema: z.object({}),
+      sideEffects: false,
+      execute: (_args, runtime) => runtime.interrupt<string>({ question: "which one?" }),
+    });
+    try {
+      const model = new ScriptedModel([{ text: "asking", toolCalls: [{ name: "ask", args: {} }] }]);
+      const agent = createAgent({ model, tools: [ask], checkpointer: store });
+      const result = await agent.invoke({ messages: [humanMessage("pick")] }, { threadId: "t-int" });
+      expect(result.status).toBe("interrupted");
+      const rows = committedRows(file, "t-int");
+      const head = rows[rows.length - 1];
+      expect(head.checkpoint_id).toBe(result.checkpointId);
+      expect(JSON.parse(head.metadata).interrupts[0].value).toEqual({ question: "which one?" });
+    } finally {
+      await store.close();
+    }
+  });
+
   it("a tool with side effects waits for the commit; one declared read-only does not", async () => {
     const store = new HeldStore();
     let committedAtMail = -1;
