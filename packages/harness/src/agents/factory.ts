@@ -25,7 +25,8 @@ import {
   createViewImageMiddleware,
 } from "../middlewares";
 import { askClarificationTool, createViewImageTool } from "../builtins";
-import { orderChain } from "./chain-order";
+import { placeInChain, SLOT, slotOfName } from "../capabilities/chain-slots";
+import type { ChainSlot, SlottedMiddleware } from "../capabilities/chain-slots";
 import { buildSystemPrompt } from "./prompt";
 import { createChildAgentFactory, createTaskTool, SubagentRegistry } from "../subagents";
 
@@ -121,8 +122,6 @@ export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = 
   if ((options.features?.guardrail as unknown) === true) throw new ValidationError("features.guardrail needs a middleware instance (createGuardrailMiddleware({provider}))");
   if (f.memory === true) throw new ValidationError("features.memory: the built-in memory middleware is not available yet; pass a middleware instance");
   const baseDir = resolve(options.baseDir ?? process.env.DEER_FLOW_HOME ?? ".deer-flow");
-  const pick = (flag: boolean | AgentMiddleware | undefined, make: () => AgentMiddleware): AgentMiddleware | undefined =>
-    flag === true ? make() : flag && typeof flag === "object" ? flag : undefined;
 
   const featureTools: ToolDefinition[] = [];
   let registry: SubagentRegistry | undefined;
@@ -130,26 +129,29 @@ export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = 
   if (options.middleware) {
     chain = [...options.middleware];
   } else {
-    chain = [];
-    const add = (mw: AgentMiddleware | undefined) => mw && chain.push(mw);
+    // Built-in middlewares go in their typed slot; an instance the caller passed goes where its name belongs.
+    const slotted: SlottedMiddleware[] = [];
+    const add = (slot: ChainSlot, mw: AgentMiddleware | undefined) => mw && slotted.push({ slot, middleware: mw });
+    const given = (mw: AgentMiddleware | undefined | false) => mw && slotted.push({ slot: slotOfName(mw.name), middleware: mw });
     let provider = options.sandboxProvider;
     if (f.sandbox === true) {
       provider ??= createSandboxProvider({}, { baseDir });
-      add(createThreadDataMiddleware({ base_dir: baseDir }));
-      add(createUploadsMiddleware({ base_dir: baseDir }));
-      add(createSandboxMiddleware({ provider }));
+      add(SLOT.ThreadData, createThreadDataMiddleware({ base_dir: baseDir }));
+      add(SLOT.Uploads, createUploadsMiddleware({ base_dir: baseDir }));
+      add(SLOT.Sandbox, createSandboxMiddleware({ provider }));
     } else if (f.sandbox && typeof f.sandbox === "object") {
-      add(f.sandbox);
+      given(f.sandbox);
     }
-    add(createDanglingToolCallMiddleware());
-    add(f.guardrail || undefined);
-    add(createToolErrorHandlingMiddleware());
-    add(f.summarization || undefined);
-    add(options.planMode ? createTodoMiddleware() : undefined);
-    add(pick(f.auto_title, () => createTitleMiddleware()));
-    add(f.memory && typeof f.memory === "object" ? f.memory : undefined);
-    const vision = pick(f.vision, () => createViewImageMiddleware({ supportsVision: true }));
-    add(vision);
+    add(SLOT.DanglingToolCall, createDanglingToolCallMiddleware());
+    given(f.guardrail);
+    add(SLOT.ToolErrorHandling, createToolErrorHandlingMiddleware());
+    given(f.summarization);
+    add(SLOT.Todo, options.planMode ? createTodoMiddleware() : undefined);
+    if (f.auto_title === true) add(SLOT.Title, createTitleMiddleware());
+    else given(typeof f.auto_title === "object" && f.auto_title);
+    given(f.memory && typeof f.memory === "object" && f.memory);
+    if (f.vision === true) add(SLOT.ViewImage, createViewImageMiddleware({ supportsVision: true }));
+    else given(typeof f.vision === "object" && f.vision);
     if (f.vision === true && provider) featureTools.push(createViewImageTool({ provider }));
     if (f.subagent === true) {
       // The built-in task tool: children run on the same model with the sandbox rows and a fresh LoopDetection.
@@ -172,17 +174,19 @@ export function createDeerflowAgent(model: ChatModel, tools: ToolDefinition[] = 
           sandboxProvider: childProvider,
         }),
       );
-      add(createDurableContextMiddleware());
-      add(createSubagentLimitMiddleware());
+      add(SLOT.DurableContext, createDurableContextMiddleware());
+      add(SLOT.SubagentLimit, createSubagentLimitMiddleware());
     } else {
-      add(f.subagent && typeof f.subagent === "object" ? f.subagent : undefined);
+      given(typeof f.subagent === "object" && f.subagent);
     }
-    add(pick(f.loop_detection, () => createLoopDetectionMiddleware()));
-    add(pick(f.token_budget, () => createTokenBudgetMiddleware({ enabled: true })));
-    add(createClarificationMiddleware());
+    if (f.loop_detection === true) add(SLOT.LoopDetection, createLoopDetectionMiddleware());
+    else given(typeof f.loop_detection === "object" && f.loop_detection);
+    if (f.token_budget === true) add(SLOT.TokenBudget, createTokenBudgetMiddleware({ enabled: true }));
+    else given(typeof f.token_budget === "object" && f.token_budget);
+    add(SLOT.Clarification, createClarificationMiddleware());
     featureTools.push(askClarificationTool);
-    // Same order as the lead agent's chain (one definition: chain-order.ts); extras are anchored after that.
-    chain = placeExtras(orderChain(chain), options.extraMiddleware ?? []);
+    // The lead agent's slots (capabilities/chain-slots.ts); extras are anchored after that.
+    chain = placeExtras(placeInChain(slotted), options.extraMiddleware ?? []);
   }
   const names = new Set(tools.map((t) => t.name));
   const allTools = [...tools, ...featureTools.filter((t) => !names.has(t.name))];
