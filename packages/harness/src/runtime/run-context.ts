@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import type { RunContext } from "../tools/types";
-import { readRuntimeOptions, runSettings } from "./run-settings";
+import { DEFAULT_SETTINGS, readRuntimeOptions } from "./run-settings";
 import type { LeadRuntimeOptions, RunContextSettings } from "./run-settings";
 
 /** Who a run is for: fixed by whoever starts the run (the gateway: the signed-in caller), never by the model. */
@@ -79,10 +79,15 @@ export interface RunContextInput {
   configurable?: Readonly<Record<string, unknown>>;
   /** Typed identity; wins over the wire names. */
   identity?: Partial<Pick<RunIdentity, "userId" | "agentName">>;
-  /** Typed settings, already parsed (else they are parsed from `context` and `configurable`). */
-  settings?: Partial<LeadRuntimeOptions>;
+  /** Typed settings, already parsed (`readRuntimeOptions` / `runSettings`); else parsed from `context` and `configurable`. */
+  settings?: LeadRuntimeOptions;
   /** Typed secrets (else the wire `context.secrets` mapping). */
   secrets?: RunSecrets;
+}
+
+function isEmpty(o: Readonly<Record<string, unknown>> | undefined): boolean {
+  for (const _ in o) return false;
+  return true;
 }
 
 function nonEmpty(v: unknown): string | undefined {
@@ -100,7 +105,8 @@ function nonEmpty(v: unknown): string | undefined {
  */
 export function createRunContext(input: RunContextInput): RunContext {
   const bag = input.context ?? {};
-  const settings: RunContextSettings = input.settings ? runSettings(input.settings) : readRuntimeOptions(input.configurable, bag);
+  // Parsed only when there is something to parse: a bare run (no context, no configurable) shares the defaults.
+  const settings: RunContextSettings = input.settings ?? (isEmpty(bag) && isEmpty(input.configurable) ? DEFAULT_SETTINGS : readRuntimeOptions(input.configurable, bag));
   const identity: RunIdentity = {
     threadId: input.threadId,
     runId: input.runId,

@@ -88,7 +88,7 @@ export function readRuntimeOptions(configurable: Record<string, unknown> = {}, c
 }
 
 /** The settings of a run that sets nothing (computed once: every run's settings start from them). */
-const DEFAULT_SETTINGS: Readonly<LeadRuntimeOptions> = Object.freeze(readRuntimeOptions());
+export const DEFAULT_SETTINGS: Readonly<LeadRuntimeOptions> = Object.freeze(readRuntimeOptions());
 
 /** Run settings from already-typed values (embedded use, tests): defaults for everything not given. */
 export function runSettings(partial: Partial<LeadRuntimeOptions> = {}): LeadRuntimeOptions {

@@ -137,8 +137,8 @@ export interface RunOptions {
   context?: Record<string, unknown>;
   /** Typed identity; wins over `context.user_id` / `context.agent_name`. */
   identity?: Partial<Pick<RunIdentity, "userId" | "agentName">>;
-  /** The run's parsed settings (else parsed from `context` and `configurable`). */
-  settings?: Partial<LeadRuntimeOptions>;
+  /** The run's parsed settings (`readRuntimeOptions` / `runSettings`; else parsed from `context` and `configurable`). */
+  settings?: LeadRuntimeOptions;
   /** Request-scoped secrets (else `context.secrets`); they reach `runtime.context.secrets` only. */
   secrets?: RunSecrets;
   configurable?: Record<string, unknown>;

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { MemoryCheckpointStore } from "../../src/checkpoints";
 import { humanMessage } from "../../src/messages";
 import type { ToolMessage } from "../../src/messages";
-import { createAgent, createRunContext, RunSecrets } from "../../src/runtime";
+import { createAgent, createRunContext, RunSecrets, runSettings } from "../../src/runtime";
 import type { AgentMiddleware, RunConfig } from "../../src/runtime";
 import { ScriptedModel } from "../../src/testing";
 import { tool } from "../../src/tools";
@@ -36,7 +36,7 @@ describe("createRunContext", () => {
       runId: "r",
       context: { user_id: "from-request", agent_name: "from-request", reasoning_effort: "not-an-effort", secrets: { A: "wire-value" } },
       identity: { userId: "server-user", agentName: null },
-      settings: { reasoningEffort: "minimal", userId: "server-user" },
+      settings: runSettings({ reasoningEffort: "minimal", userId: "server-user" }),
       secrets: RunSecrets.from({ A: "typed-value" }),
     });
     expect(ctx.identity).toMatchObject({ userId: "server-user", agentName: null });
