@@ -21,7 +21,7 @@ export type ThreadDataMiddlewareOptions = z.input<typeof optionsSchema>;
 /**
  * ThreadData (DeerFlow chain #4): before_agent writes `thread_data` — the
  * host paths of the thread's workspace/uploads/outputs for the run's user
- * (`context.user_id`, default `default`). With `lazy_init` (default) the
+ * (`context.identity.userId`, default `default`). With `lazy_init` (default) the
  * directories are created by the sandbox on first use.
  */
 export function createThreadDataMiddleware(options: ThreadDataMiddlewareOptions): AgentMiddleware {
