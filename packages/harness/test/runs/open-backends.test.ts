@@ -116,6 +116,30 @@ function request(threadId: string, text: string, extra: Partial<RunRequest> = {}
   };
 }
 
+describe("run_ownership.heartbeat_enabled on one process's SQLite data dir", () => {
+  it("the executing process holds the run's lease in gateway.db while it runs and drops it at the end", async () => {
+    const gate = gateTool();
+    const model = new ScriptedModel([{ text: "waiting", toolCalls: [{ name: "gate", args: {} }] }]);
+    const dataDir = tmp();
+    const runtime = await DeerFlowRuntime.open({
+      config: config("run_ownership:", "  heartbeat_enabled: true"),
+      dataDir,
+      log: () => undefined,
+      agentFactory: ({ checkpointer }) => createAgent({ model, tools: [gate.tool], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
+    });
+    closers.push(() => runtime.close());
+    const run = await runtime.runs.create(request("hb-thread", "one"));
+    await gate.inside;
+    const other = new SqliteRunLocks(persistenceDbPath(dataDir));
+    closers.push(async () => other.close());
+    const lease = await other.leases.get(run.runId);
+    expect(lease).toMatchObject({ owner: runtime.runBackends.ownerId, threadId: "hb-thread" });
+    expect(lease!.expiresAt).toBeGreaterThan(Date.now());
+    await runtime.runs.cancel(run.runId, "interrupt", true);
+    expect(await other.leases.get(run.runId)).toBeUndefined();
+  });
+});
+
 const pgUrl = process.env.DEERFLOW_TEST_POSTGRES_URL;
 const redisUrl = process.env.DEERFLOW_TEST_REDIS_URL;
 describe.skipIf(!pgUrl || !redisUrl)("two runtimes on PostgreSQL + Redis share runs", () => {
