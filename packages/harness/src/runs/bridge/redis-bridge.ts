@@ -22,6 +22,8 @@ export interface RedisStreamBridgeOptions {
   queueMaxsize: number;
   ttlSeconds: number;
   keyPrefix?: string;
+  /** Longest a blocking read waits with nothing to read (ms; default 5000). A joining run wakes it at once. */
+  readerBlockMs?: number;
   /** An error message with credentials masked. */
   clean(err: unknown): string;
 }
@@ -197,7 +199,7 @@ export function createRedisStreamBridge(options: RedisStreamBridgeOptions): Stre
   const prefix = (options.keyPrefix ?? DEFAULT_STREAM_KEY_PREFIX).replace(/:+$/, "");
   const keyOf = (runId: string) => `${prefix}:${runId}`;
   const core = new RedisBridgeCore(options.cmd, options);
-  const reader = new RedisStreamReader(options.cmd, options.reader, keyOf, options.clean);
+  const reader = new RedisStreamReader(options.cmd, options.reader, keyOf, options.clean, options.readerBlockMs);
   const { cmd } = options;
   let closed = false;
 

@@ -8,9 +8,7 @@ import type { StoredEntry } from "./remote-subscription";
 /** Entries one blocking read takes per stream. */
 const READ_COUNT = 128;
 /** A blocking read returns after this long with nothing (ms), so a lost wake-up costs at most this. */
-const BLOCK_MS = 5000;
-/** Attempts to wake the blocked reader when the wake-up overtook its read (bounded). */
-const UNBLOCK_ATTEMPTS = 50;
+export const DEFAULT_BLOCK_MS = 5000;
 
 /** The runs being tailed: one per run, whatever its number of subscribers. */
 interface Tail {
@@ -45,7 +43,8 @@ export class RedisStreamReader {
   /** Increments with each blocking read; a wake-up targets the read it saw. */
   private readGeneration = 0;
   private blocking = false;
-  private waking = false;
+  /** The read a wake-up was sent for (one per read is enough). */
+  private wokenGeneration = -1;
   private closed = false;
   private readonly loop: Promise<void>;
 
@@ -54,6 +53,7 @@ export class RedisStreamReader {
     private readonly reader: Redis,
     private readonly keyOf: (runId: string) => string,
     private readonly clean: (err: unknown) => string,
+    private readonly blockMs = DEFAULT_BLOCK_MS,
   ) {
     this.loop = this.run();
   }
@@ -94,20 +94,22 @@ export class RedisStreamReader {
       resume();
       return;
     }
-    if (!this.blocking || this.waking || this.readerId === undefined) return;
-    this.waking = true;
+    // Not blocked: the loop builds its next read from the current runs anyway.
+    if (!this.blocking || this.readerId === undefined || this.wokenGeneration === this.readGeneration) return;
     const generation = this.readGeneration;
+    this.wokenGeneration = generation;
     const id = this.readerId;
     let attempts = 0;
     const attempt = () => {
+      if (!this.blocking || this.readGeneration !== generation || this.closed) return;
       this.cmd.client("UNBLOCK", id).then(
         (n) => {
-          // 0: the read had not reached Redis yet (the wake-up overtook it) — try again shortly.
-          if (Number(n) === 0 && this.blocking && this.readGeneration === generation && ++attempts < UNBLOCK_ATTEMPTS) setTimeout(attempt, 2);
-          else this.waking = false;
+          // 0: the read had not reached Redis yet (the wake-up overtook it). Try again until that read is over;
+          // it ends by itself after blockMs at the latest.
+          if (Number(n) === 0) setTimeout(attempt, Math.min(2 * ++attempts, 50));
         },
         () => {
-          this.waking = false;
+          // Redis is failing: the blocked read fails too, and the loop reports it.
         },
       );
     };
@@ -116,19 +118,25 @@ export class RedisStreamReader {
 
   private async run(): Promise<void> {
     while (!this.closed) {
-      const active = [...this.tails.values()].filter((t) => t.cursor !== undefined && t.subs.size > 0);
-      if (!active.length) {
+      if (![...this.tails.values()].some((t) => t.cursor !== undefined && t.subs.size > 0)) {
         await new Promise<void>((resolve) => (this.idle = resolve));
         continue;
       }
       let reply: unknown;
+      let reading: Map<string, Tail>;
       try {
-        if (this.readerId === undefined) this.readerId = Number(await this.reader.client("ID"));
+        if (this.readerId === undefined) {
+          this.readerId = Number(await this.reader.client("ID"));
+          continue; // runs may have joined meanwhile: build the read afresh
+        }
+        // Built and sent in one go, so a run that joins later always finds the read blocked (and wakes it).
+        reading = new Map();
+        for (const t of this.tails.values()) if (t.cursor !== undefined && t.subs.size > 0) reading.set(t.key, t);
+        const args: (string | number)[] = ["COUNT", READ_COUNT, "BLOCK", this.blockMs, "STREAMS"];
+        for (const t of reading.values()) args.push(t.key);
+        for (const t of reading.values()) args.push(t.cursor!);
         this.readGeneration++;
         this.blocking = true;
-        const args: (string | number)[] = ["COUNT", READ_COUNT, "BLOCK", BLOCK_MS, "STREAMS"];
-        for (const t of active) args.push(t.key);
-        for (const t of active) args.push(t.cursor!);
         reply = await (this.reader.xread as (...a: (string | number)[]) => Promise<unknown>)(...args);
       } catch (err) {
         this.blocking = false;
@@ -140,10 +148,10 @@ export class RedisStreamReader {
       this.blocking = false;
       if (!reply) continue;
       for (const [key, raw] of reply as [string, RawEntry[]][]) {
-        const tail = this.tails.get(key);
-        if (!raw.length) continue;
-        if (tail) tail.cursor = raw[raw.length - 1][0];
-        if (!tail) continue;
+        // Only the tail this read was for: one recreated meanwhile has its own replay and cursor.
+        const tail = reading.get(key);
+        if (!tail || !raw.length || this.tails.get(key) !== tail) continue;
+        tail.cursor = raw[raw.length - 1][0];
         const subs = [...tail.subs];
         for (const e of decodeAll(raw)) for (const sub of subs) sub.take(e);
       }

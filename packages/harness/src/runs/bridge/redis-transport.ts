@@ -18,6 +18,8 @@ export interface RedisRunTransportOptions {
   keyPrefix?: string;
   /** Pub/sub channel of run signals (default `deerflow:run_signals`). */
   signalsChannel?: string;
+  /** Longest the shared blocking read waits with nothing to read (ms; default 5000); a run that joins wakes it at once. */
+  readerBlockMs?: number;
 }
 
 /** A process's Redis bridge and signals, on three connections (commands, the blocking reader, pub/sub). */
@@ -50,6 +52,7 @@ export async function openRedisRunTransport(options: RedisRunTransportOptions): 
     queueMaxsize: options.queueMaxsize,
     ttlSeconds: options.ttlSeconds,
     keyPrefix: options.keyPrefix,
+    readerBlockMs: options.readerBlockMs,
     clean: cmd.clean,
   });
   let signals: RunSignals;

@@ -96,6 +96,31 @@ describe.skipIf(!url)("Redis stream bridge", () => {
       expect(done.map((items) => items.map((x) => x.kind))).toEqual(subs.map(() => ["event", "end"]));
     });
 
+    it("wakes the blocked shared reader when a run joins (it would otherwise wait out a minute-long block)", async () => {
+      const slow = await openRedisRunTransport({ ...pair.options, readerBlockMs: 60_000 });
+      try {
+        const quiet = uniqueRunId("quiet");
+        const blocked = collect(slow.bridge, quiet, null);
+        const qw = await pair.a.bridge.writer(quiet);
+        qw.publish("values", { n: 0 });
+        await blocked.eventCount(1); // the reader now blocks on this run alone
+        const joined = uniqueRunId("joined");
+        const w = await pair.a.bridge.writer(joined);
+        w.publish("values", { n: 1 });
+        await w.flush();
+        const late = collect(slow.bridge, joined, null);
+        await late.eventCount(1); // replayed
+        w.publish("values", { n: 2 });
+        await late.eventCount(2); // live: only if the joining run woke the blocked read
+        await w.end();
+        await qw.end();
+        expect((await late.done).map((x) => x.kind)).toEqual(["event", "event", "end"]);
+        await blocked.done;
+      } finally {
+        await slow.close();
+      }
+    });
+
     it("a stale writer (the run was taken over) fails its flush instead of interleaving ids", async () => {
       const runId = uniqueRunId("stale");
       const old = await pair.a.bridge.writer(runId);
@@ -186,12 +211,33 @@ describe.skipIf(!url)("Redis stream bridge", () => {
       samples.sort((x, y) => x - y);
       const p50 = samples[Math.floor(samples.length * 0.5)];
       const p99 = samples[Math.floor(samples.length * 0.99)];
+
+      // A cancel published on A reaching B's listener.
+      const signalSamples: number[] = [];
+      let signalSent = 0;
+      let signalArrived!: () => void;
+      const stopSignals = pair.b.signals.subscribe(() => {
+        signalSamples.push(performance.now() - signalSent);
+        signalArrived();
+      });
+      for (let i = 0; i < 200; i++) {
+        const arrived = new Promise<void>((r) => (signalArrived = r));
+        signalSent = performance.now();
+        await pair.a.signals.publish({ type: "cancel", runId: `bench-${i}`, action: "interrupt" });
+        await arrived;
+      }
+      stopSignals();
+      signalSamples.sort((x, y) => x - y);
+      const s50 = signalSamples[Math.floor(signalSamples.length * 0.5)];
+      const s99 = signalSamples[Math.floor(signalSamples.length * 0.99)];
       console.log(
         `[bridge] CPU per published event: memory ${memoryUs.toFixed(2)} µs, redis ${redisUs.toFixed(2)} µs (until stored); ` +
-          `A→B latency p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`,
+          `A→B event latency p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms; A→B signal p50 ${s50.toFixed(2)} ms, p99 ${s99.toFixed(2)} ms`,
       );
       expect(samples).toHaveLength(300);
+      expect(signalSamples).toHaveLength(200);
       expect(p99).toBeLessThan(500);
+      expect(s99).toBeLessThan(500);
     });
   });
 

@@ -1,3 +1,4 @@
+import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { openRedisRunTransport } from "../../../src/runs/bridge";
 import type { RedisRunTransport } from "../../../src/runs/bridge";
@@ -53,6 +54,16 @@ describe.skipIf(!process.env.DEERFLOW_TEST_REDIS_URL)("Redis stream bridge durin
       const first = w.publish("values", { n: 0 });
       await w.flush();
       await remote.eventCount(1);
+
+      // Three connections per process however many runs it follows: commands, one shared blocking reader, pub/sub.
+      const followed = [uniqueRunId("outage-f"), uniqueRunId("outage-f"), uniqueRunId("outage-f")].map((r) => collect(b.bridge, r, null));
+      const admin = new Redis(url, { lazyConnect: true });
+      await admin.connect();
+      const clients = ((await admin.client("LIST")) as string).split("\n").filter((l) => l.includes(" name=deerflow-"));
+      await admin.quit();
+      expect(clients).toHaveLength(6);
+      expect(clients.filter((l) => l.includes(" name=deerflow-stream-reader "))).toHaveLength(2);
+      for (const f of followed) f.stop();
 
       const bReaderDown = logB.next((l) => l.includes("stream-reader connection) failed"));
       await server.stop();
