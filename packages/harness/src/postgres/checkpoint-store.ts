@@ -2,6 +2,12 @@ import type pg from "pg";
 import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "../checkpoints/types";
 import { CheckpointError } from "../errors";
 import { prepared } from "./statements";
+import { ThreadWriteQueues } from "./thread-writes";
+
+/** `c1` or `c1…c4 (4 steps)` for messages. */
+function names(chain: readonly CheckpointRecord[]): string {
+  return chain.length === 1 ? chain[0].checkpointId : `${chain[0].checkpointId}…${chain[chain.length - 1].checkpointId} (${chain.length} steps)`;
+}
 
 const COLS = "thread_id, checkpoint_id, parent_id, created_at, metadata, delta";
 
@@ -13,6 +19,14 @@ const INSERT_SQL = `INSERT INTO deerflow_checkpoints (${COLS})
   SELECT $1, $2, $3, $4, $5, $6
   WHERE $3::text IS NULL OR EXISTS (
     SELECT 1 FROM deerflow_checkpoints WHERE thread_id = $1 AND checkpoint_id = $3 FOR KEY SHARE)`;
+// Several steps of one run queued while the previous statement was in flight: one statement, all or nothing
+// (each row's parent is the row before it, so only the first one's parent has to be stored already).
+const INSERT_CHAIN_SQL = `INSERT INTO deerflow_checkpoints (${COLS})
+  SELECT $1, c.id, c.parent, c.created, c.metadata, c.delta
+    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS c(id, parent, created, metadata, delta, ord)
+   WHERE $2::text IS NULL OR EXISTS (
+     SELECT 1 FROM deerflow_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2 FOR KEY SHARE)
+   ORDER BY c.ord`;
 const LATEST_SQL = `SELECT ${COLS} FROM deerflow_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`;
 const HEAD_SQL = `SELECT checkpoint_id FROM deerflow_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`;
 const BY_ID_SQL = `SELECT ${COLS} FROM deerflow_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2`;
@@ -49,66 +63,59 @@ function toRecord(row: Row): CheckpointRecord {
   };
 }
 
-const settledOk = () => undefined;
-
 /**
  * PostgreSQL checkpoint store: the same rows as the SQLite store (one delta
  * per checkpoint, so storage grows linearly with the conversation), on a
- * shared pool. Each operation is one statement (one round trip); a put
- * resolves once its row is committed.
- *
- * The checkpointer queues a child before its parent's commit, and a pool
- * would send the two on different connections in either order; so the
- * writes of one thread go out one after the other, and a read of a thread
- * first waits for that thread's writes (it sees them, as on SQLite).
+ * shared pool. A put resolves once its row is committed; writes of a thread
+ * go out in order (several queued steps of a run in one statement), and a
+ * read of a thread first waits for that thread's queued writes, so it sees
+ * them, as on SQLite.
  */
 export class PostgresCheckpointStore implements CheckpointStore {
-  /** Per thread: the last write handed to the database (settled either way). */
-  private readonly tails = new Map<string, Promise<void>>();
+  private readonly writes: ThreadWriteQueues;
 
   /** The tables must exist: open through `openPostgresStorage`, which runs the migrations. */
-  constructor(private readonly pool: pg.Pool) {}
-
-  /** Run `write` after the thread's earlier writes settled. */
-  private ordered(threadId: string, write: () => Promise<void>): Promise<void> {
-    const prev = this.tails.get(threadId);
-    const run = prev ? prev.then(write) : write();
-    const tail = run.then(settledOk, settledOk);
-    this.tails.set(threadId, tail);
-    void tail.then(() => {
-      if (this.tails.get(threadId) === tail) this.tails.delete(threadId);
+  constructor(private readonly pool: pg.Pool) {
+    this.writes = new ThreadWriteQueues({
+      putChain: (chain) => this.insert(chain),
+      deleteThread: async (threadId) => {
+        await this.read(prepared(`DELETE FROM deerflow_checkpoints WHERE thread_id = $1`, [threadId]));
+      },
     });
-    return run;
   }
 
-  /** The thread's pending writes, settled (resolved at once when there are none). */
+  /** The thread's queued writes, settled (undefined when there are none). */
   private settle(threadId: string): Promise<void> | undefined {
-    return this.tails.get(threadId);
+    return this.writes.settled(threadId);
   }
 
   put(record: CheckpointRecord): Promise<void> {
-    return this.ordered(record.threadId, () => this.insert(record));
+    return this.writes.put(record);
   }
 
-  private async insert(record: CheckpointRecord): Promise<void> {
+  /** Insert a chain of one thread (each record the parent of the next) in one statement. */
+  private async insert(chain: CheckpointRecord[]): Promise<void> {
+    const first = chain[0];
     let inserted: number;
     try {
-      const res = await this.pool.query(
-        prepared(INSERT_SQL, [
-          record.threadId,
-          record.checkpointId,
-          record.parentId,
-          record.createdAt,
-          JSON.stringify(record.metadata),
-          JSON.stringify(record.delta),
-        ]),
-      );
-      inserted = res.rowCount ?? 0;
+      const q =
+        chain.length === 1
+          ? prepared(INSERT_SQL, [first.threadId, first.checkpointId, first.parentId, first.createdAt, JSON.stringify(first.metadata), JSON.stringify(first.delta)])
+          : prepared(INSERT_CHAIN_SQL, [
+              first.threadId,
+              first.parentId,
+              chain.map((r) => r.checkpointId),
+              chain.map((r) => r.parentId),
+              chain.map((r) => r.createdAt),
+              chain.map((r) => JSON.stringify(r.metadata)),
+              chain.map((r) => JSON.stringify(r.delta)),
+            ]);
+      inserted = (await this.pool.query(q)).rowCount ?? 0;
     } catch (err) {
-      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: ${(err as Error).message}`, { cause: err });
+      throw new CheckpointError(`Failed to write checkpoint ${names(chain)}: ${(err as Error).message}`, { cause: err });
     }
     if (inserted === 0) {
-      throw new CheckpointError(`Failed to write checkpoint ${record.checkpointId}: its parent checkpoint ${record.parentId} is not stored`, {
+      throw new CheckpointError(`Failed to write checkpoint ${names(chain)}: its parent checkpoint ${first.parentId} is not stored`, {
         code: "checkpoint_parent_missing",
       });
     }
@@ -139,9 +146,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
   }
 
   deleteThread(threadId: string): Promise<void> {
-    return this.ordered(threadId, async () => {
-      await this.read(prepared(`DELETE FROM deerflow_checkpoints WHERE thread_id = $1`, [threadId]));
-    });
+    return this.writes.delete(threadId);
   }
 
   /** Bytes the thread's checkpoint rows take (their stored text; for storage figures). */
@@ -155,7 +160,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /** Wait for the writes handed in so far (the pool belongs to the storage that opened it). */
   async close(): Promise<void> {
-    await Promise.all([...this.tails.values()]);
+    await this.writes.allSettled();
   }
 
   private async read<R extends pg.QueryResultRow>(q: pg.QueryConfig): Promise<R[]> {

@@ -125,6 +125,32 @@ export function describeCheckpointStoreContract(name: string, factory: Checkpoin
         }
       }));
 
+    it("puts handed in without waiting are stored in order; a chain on a missing parent fails, later good writes do not", () =>
+      withStore(async (store) => {
+        const ids = Array.from({ length: 20 }, (_, i) => `q${String(i).padStart(2, "0")}`);
+        await Promise.all(ids.map((id, i) => store.put(rec("q", id, i ? ids[i - 1] : null, { metadata: { step: i, source: "loop" } }))));
+        expect((await store.list("q")).map((r) => r.checkpointId)).toEqual([...ids].reverse());
+        expect((await store.chain("q", "q19")).map((r) => r.metadata.step)).toEqual(ids.map((_, i) => i));
+        // a fork and two chains queued in one go
+        await Promise.all([store.put(rec("q", "f1", "q05")), store.put(rec("q", "f2", "f1")), store.put(rec("q", "g1", "q19"))]);
+        expect((await store.list("q", { limit: 3 })).map((r) => r.checkpointId)).toEqual(["g1", "f2", "f1"]);
+        expect((await store.chain("q", "f2")).map((r) => r.checkpointId)).toEqual([...ids.slice(0, 6), "f1", "f2"]);
+        const settled = await Promise.allSettled([
+          store.put(rec("q", "m1", "missing")),
+          store.put(rec("q", "m2", "m1")),
+          store.put(rec("q", "m3", "m2")),
+          store.put(rec("q", "g2", "g1")),
+        ]);
+        expect(settled.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "fulfilled"]);
+        for (const r of settled.slice(0, 3)) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: "checkpoint_parent_missing" });
+        expect(await store.get("q", "m1")).toBeUndefined();
+        expect((await store.get("q"))?.checkpointId).toBe("g2");
+        // a delete queued between writes applies between them
+        const order = [store.put(rec("q", "g3", "g2")), store.deleteThread("q"), store.put(rec("q", "n1", null)), store.put(rec("q", "n2", "n1"))];
+        await Promise.all(order);
+        expect((await store.list("q")).map((r) => r.checkpointId)).toEqual(["n2", "n1"]);
+      }));
+
     it("through the checkpointer: a child queued behind a parent whose write failed is refused", () =>
       withStore(async (store) => {
         const cp = new Checkpointer(store);
