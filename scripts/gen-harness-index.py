@@ -1,6 +1,6 @@
 import re, os, sys
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packages", "harness", "src"))
-order = ["clock","errors","parsing","messages","state","tools","models","runtime","checkpoints","config","sandbox","middlewares","guardrails","builtins","skills","memory","subagents","web-research","mcp","agents","persistence","uploads","workspace","deerflow-runtime","runs","client","testing"]
+order = ["clock","errors","parsing","messages","state","tools","models","runtime","checkpoints","config","text","fs","sandbox","middlewares","guardrails","builtins","skills","memory","subagents","web-research","mcp","capabilities","agents","persistence","uploads","workspace","deerflow-runtime","runs","client","testing"]
 seen = {}
 out = ['/**', ' * @deerflow/harness — the agent harness (no HTTP). Public API.', ' * Generated from the subsystem index files by scripts/gen-harness-index.py; explicit names, no `export *`.', ' */']
 for sub in order:
