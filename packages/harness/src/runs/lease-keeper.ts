@@ -27,6 +27,9 @@ export class LeaseKeeper {
     private readonly clock: () => number,
     private readonly lost: () => void,
     private readonly failed: (err: unknown) => void,
+    /** Checked on every beat too: the run's stream still stores what it published (rejects when its backend failed). */
+    private readonly probe?: () => Promise<void>,
+    private readonly probeFailed?: (err: unknown) => void,
   ) {}
 
   /** Take the lease (throws `run_not_active_here` when another live owner holds it) and start renewing it. */
@@ -49,6 +52,12 @@ export class LeaseKeeper {
 
   private async renew(): Promise<void> {
     const { backends, run } = this;
+    if (this.probe) {
+      // Not awaited with the renewal: a slow stream must not delay the lease.
+      this.probe().catch((err: unknown) => {
+        if (this.timer) this.probeFailed?.(err);
+      });
+    }
     const expiresAt = this.clock() + backends.ownership.leaseMs;
     try {
       const kept = await backends.leases.renew(run.runId, backends.ownerId, expiresAt);

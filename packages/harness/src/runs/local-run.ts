@@ -22,6 +22,8 @@ export interface LocalRun extends RunHandle {
   /** Waiting for another process to free the thread's slot (shared backends). */
   remoteWait: boolean;
   leaseLost: boolean;
+  /** The run's event stream failed (its backend is down): the run is stopped and ends as `error`. */
+  streamError?: unknown;
   holdsLease: boolean;
   /** Holds and renews the run's lease (shared backends, or `run_ownership.heartbeat_enabled`). */
   lease?: LeaseKeeper;

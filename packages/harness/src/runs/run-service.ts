@@ -389,6 +389,17 @@ export class RunService {
     run.resolveRecorded();
   }
 
+  /**
+   * The run's stream no longer stores events (its backend failed): nobody can follow the run, so it is stopped
+   * and ends as `error` with the backend's message (its writes so far stay: the thread is at its last step).
+   */
+  private streamFailed(run: LocalRun, err: unknown): void {
+    if (TERMINAL.has(run.status) || run.streamError !== undefined) return;
+    run.streamError = err instanceof Error ? err : new Error(String(err));
+    this.log(`${this.prefix()} the event stream of run ${run.runId} failed; stopping the run: ${errorMessage(err)}`);
+    run.controller.abort(new RunCancelledError("stream"));
+  }
+
   /** Make the run its thread's active run and execute it. */
   private start(run: LocalRun): void {
     run.started = true;
@@ -427,7 +438,9 @@ export class RunService {
           run.leaseLost = true;
           this.log(`${this.prefix()} lost the lease of run ${run.runId}; stopping it here`);
           run.controller.abort(new RunCancelledError("lease_lost"));
-        }, (err) => this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`));
+        }, (err) => this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`),
+        () => writer.flush(),
+        (err) => this.streamFailed(run, err));
         await run.lease.hold();
       }
       if (this.policy.runTimeoutMs) {
@@ -486,7 +499,7 @@ export class RunService {
       (err: unknown) => err ?? new Error("store failed"),
     );
     const mask = this.policy.maskError ?? ((t: string) => t);
-    const end = decideEnd(result, failure, { storeError, cancelAction: run.cancelAction, timedOut: run.timedOut, timeoutMs: this.policy.runTimeoutMs }, mask);
+    const end = decideEnd(result, run.streamError ?? failure, { storeError, cancelAction: run.cancelAction, timedOut: run.timedOut, timeoutMs: this.policy.runTimeoutMs }, mask);
     const writer = await run.writer.catch(() => SILENT_WRITER);
     if (run.leaseLost) {
       // The new owner continues the run, its stream and its record.

@@ -14,7 +14,7 @@ import { openRunBackends, ownershipSettings, STREAM_BRIDGE_REDIS_URL_ENV } from 
 import type { RunRequest, StreamItem } from "../../src/runs";
 import { threadStateSchema } from "../../src/state";
 import { openStorage } from "../../src/storage";
-import { freshPostgresDatabase, ScriptedModel } from "../../src/testing";
+import { freshPostgresDatabase, ScriptedModel, startRedis } from "../../src/testing";
 import type { FreshDatabase } from "../../src/testing";
 import { tool } from "../../src/tools";
 
@@ -82,21 +82,28 @@ describe("openRunBackends", () => {
   });
 });
 
-/** A tool that holds the run until the test opens it (or the run is cancelled). */
+/**
+ * A tool that holds the run until it is cancelled; `open()` lets the first
+ * call return (later calls wait for the cancel).
+ */
 function gateTool() {
   let entered!: () => void;
   const inside = new Promise<void>((r) => (entered = r));
+  let opened!: () => void;
+  const firstOpens = new Promise<void>((r) => (opened = r));
+  let calls = 0;
   const t = tool({
     name: "gate",
     description: "Wait",
     schema: z.object({}),
     execute: (_a, rt) =>
-      new Promise<string>((_resolve, reject) => {
+      new Promise<string>((resolve, reject) => {
+        if (calls++ === 0) void firstOpens.then(() => resolve("opened"));
         entered();
         rt.signal.addEventListener("abort", () => reject(rt.signal.reason ?? new Error("aborted")), { once: true });
       }),
   });
-  return { tool: t, inside };
+  return { tool: t, inside, open: opened };
 }
 
 function request(threadId: string, text: string, extra: Partial<RunRequest> = {}): RunRequest {
@@ -137,6 +144,51 @@ describe("run_ownership.heartbeat_enabled on one process's SQLite data dir", () 
     expect(lease!.expiresAt).toBeGreaterThan(Date.now());
     await runtime.runs.cancel(run.runId, "interrupt", true);
     expect(await other.leases.get(run.runId)).toBeUndefined();
+  });
+});
+
+// Stops a Redis of its own, never the shared one.
+describe.skipIf(!process.env.DEERFLOW_TEST_REDIS_URL)("a Redis outage during a run", () => {
+  it("fails the affected run cleanly (error status, its lease dropped); the runtime keeps serving and refuses new runs with a clear error", async () => {
+    const server = await startRedis();
+    closers.push(() => server.stop());
+    process.env.DEERFLOW_TEST_OUTAGE_REDIS_URL = server.url;
+    const gate = gateTool();
+    const callGate = { text: "waiting", toolCalls: [{ name: "gate", args: {} }] };
+    const model = new ScriptedModel([callGate, { ...callGate, text: "still waiting" }]);
+    const logs: string[] = [];
+    const runtime = await DeerFlowRuntime.open({
+      config: config(
+        "database:",
+        "  backend: memory",
+        "stream_bridge:",
+        "  type: redis",
+        "  redis_url: $DEERFLOW_TEST_OUTAGE_REDIS_URL",
+        "run_ownership:",
+        "  lease_seconds: 0.3",
+        "  heartbeat_enabled: true",
+      ),
+      dataDir: tmp(),
+      log: (m) => void logs.push(m),
+      agentFactory: ({ checkpointer }) => createAgent({ model, tools: [gate.tool], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
+    });
+    closers.push(() => runtime.close());
+    const run = await runtime.runs.create(request("outage-thread", "one"));
+    await gate.inside;
+    await server.stop();
+    // The run goes on and publishes its next step: storing it fails, and the next heartbeat stops the run.
+    gate.open();
+    const end = await run.done;
+    expect(end.status).toBe("error");
+    expect(end.error).toMatch(/Redis/);
+    await run.recorded;
+    expect(await runtime.stores.runs.get(run.runId)).toMatchObject({ status: "error" });
+    expect(await runtime.runBackends.leases.get(run.runId)).toBeUndefined();
+    expect(logs.join("\n")).toMatch(/event stream of run .* failed; stopping the run/);
+    // The process still answers; a new run fails at once with the stream's error instead of running unseen.
+    expect((await runtime.readState("outage-thread"))?.values.messages.length).toBeGreaterThan(0);
+    const next = await runtime.runs.create(request("outage-thread-2", "two"));
+    expect((await next.done).status).toBe("error");
   });
 });
 
