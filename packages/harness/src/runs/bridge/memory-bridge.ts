@@ -33,14 +33,13 @@ export function createMemoryStreamBridge(options: MemoryStreamBridgeOptions): St
   function sweep(now: number): void {
     if (now - lastSweep < SWEEP_EVERY_MS) return;
     lastSweep = now;
-    for (const [runId, s] of streams) if (s.expiresAt <= now && !s.listened) streams.delete(runId);
+    for (const [runId, s] of streams) if (s.expired(now)) streams.delete(runId);
   }
 
   /** The run's live stream (an expired one is dropped first). */
   function live(runId: string, now: number): RunStream | undefined {
     const s = streams.get(runId);
-    // A stream someone still listens to stays (its writer may yet append); it goes once they left.
-    if (s && s.expiresAt <= now && !s.listened) {
+    if (s?.expired(now)) {
       streams.delete(runId);
       return undefined;
     }
@@ -65,17 +64,17 @@ export function createMemoryStreamBridge(options: MemoryStreamBridgeOptions): St
       sweep(now);
       // In one process a resumed writer is the same stream: its ids go on after the retained ones either way.
       const stream = streamFor(runId, now);
+      stream.writing = !stream.isEnded;
       return {
         publish(event: string, data: unknown): string {
           const t = clock();
-          stream.expiresAt = t + ttlMs;
-          // A stream dropped by its TTL while the run was quiet comes back with the next event.
-          if (streams.get(runId) !== stream) streams.set(runId, stream);
           if (stream.isEnded) return stream.ids.next(t).id;
+          stream.expiresAt = t + ttlMs;
           return stream.append(event, data, t).id;
         },
         end(): Promise<void> {
           stream.expiresAt = clock() + ttlMs;
+          stream.writing = false;
           stream.end();
           return done;
         },

@@ -58,6 +58,8 @@ export class RunStream {
   private ended = false;
   /** Epoch ms after which the stream is dropped (refreshed on each append). */
   expiresAt: number;
+  /** A writer of this process holds it (a quiet run, e.g. one long tool call, must not expire under its subscribers). */
+  writing = false;
 
   constructor(runId: string, capacity: number, expiresAt: number, after?: EventId) {
     this.runId = runId;
@@ -186,6 +188,11 @@ export class RunStream {
   /** True when a listener is attached. */
   get listened(): boolean {
     return this.listeners.length > 0;
+  }
+
+  /** True when the stream may be dropped at `now`: expired, and neither written nor listened to here. */
+  expired(now: number): boolean {
+    return this.expiresAt <= now && !this.writing && this.listeners.length === 0;
   }
 }
 

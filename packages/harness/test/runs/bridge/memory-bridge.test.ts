@@ -36,6 +36,22 @@ describe("memory stream bridge", () => {
     expect(await bridge.has("r-clock")).toBe(true);
   });
 
+  it("does not expire a quiet run still being written; expires it after its end", async () => {
+    let now = 1_000_000;
+    const bridge = createMemoryStreamBridge({ queueMaxsize: 4, ttlSeconds: 60, clock: () => now });
+    const w = await bridge.writer("r-quiet");
+    const first = w.publish("values", 0);
+    now += 3_600_000; // one long tool call, no events
+    expect(await bridge.has("r-quiet")).toBe(true);
+    const c: StreamItem[] = [];
+    bridge.subscribe("r-quiet", first, (x) => c.push(x));
+    w.publish("values", 1);
+    await w.end();
+    expect(c.map((x) => x.kind)).toEqual(["event", "end"]);
+    now += 60_001;
+    expect(await bridge.has("r-quiet")).toBe(false);
+  });
+
   it("a throwing listener does not stop the writer or the other listeners; events after end are not delivered", async () => {
     const bridge = createMemoryStreamBridge({ queueMaxsize: 4, ttlSeconds: 60 });
     const w = await bridge.writer("r-throw");
