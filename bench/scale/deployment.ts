@@ -68,7 +68,11 @@ export class Deployment {
    * delay. Returns wall time, time to first event and CPU per run.
    */
   async burst(runs: number, modelDelayMs: number): Promise<{ wall: number; ttfe: number[]; cpuPerRun: number }> {
-    const threads = await Promise.all(Array.from({ length: runs }, (_, i) => createThread(this.procs[i % this.procs.length]!.api)));
+    const threads: string[] = [];
+    // created ahead (not timed), a few at a time: the burst is what is measured
+    for (let i = 0; i < runs; i += 50) {
+      threads.push(...(await Promise.all(Array.from({ length: Math.min(50, runs - i) }, (_, j) => createThread(this.procs[(i + j) % this.procs.length]!.api)))));
+    }
     const cpu0 = this.cpuMs();
     const t0 = performance.now();
     const ttfe: number[] = [];
@@ -78,7 +82,8 @@ export class Deployment {
         const s = await streamRun(this.procs[i % this.procs.length]!.api, tid, `[bench ${modelDelayMs}] run ${i}`);
         const frames = await s.done;
         if (s.status !== 200 || frames.at(-1)?.event !== "end" || frames.some((f) => f.event === "error")) {
-          throw new Error(`run ${i} on ${this.spec.label} failed: HTTP ${s.status}, events ${frames.map((f) => f.event).join(",")}`);
+          const errors = frames.filter((f) => f.event === "error").map((f) => JSON.stringify(f.data));
+          throw new Error(`run ${i} on ${this.spec.label} failed: HTTP ${s.status}, events ${frames.map((f) => f.event).join(",")} ${errors.join(" ")}`);
         }
         ttfe.push(frames[0]!.at - start);
       }),
@@ -124,7 +129,9 @@ export class Deployment {
     for (let i = 0; i < turns; i++) {
       const s = await streamRun(api, tid, `turn ${i}: a question of about the length people type`);
       const frames = await s.done;
-      if (frames.at(-1)?.event !== "end") throw new Error(`turn ${i} did not end`);
+      if (frames.at(-1)?.event !== "end") {
+        throw new Error(`turn ${i} did not end: HTTP ${s.status}, ${s.failure?.message ?? ""} events ${frames.map((f) => `${f.event}${f.event === "error" ? JSON.stringify(f.data) : ""}`).join(",")}\n${this.procs[0]!.output.slice(-2000)}`);
+      }
     }
     return (await this.dbBytes()) - before;
   }

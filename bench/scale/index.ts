@@ -32,7 +32,7 @@ import type { DeploymentFigures, DeploymentSpec } from "./deployment";
 
 const RUNS = envInt("SCALE_RUNS", 400);
 const DELAY = envInt("SCALE_MODEL_DELAY_MS", 100);
-const CANCELS = envInt("SCALE_CANCELS", 40);
+const CANCELS = envInt("SCALE_CANCELS", 20);
 const TURNS = envInt("SCALE_TURNS", 60);
 const PROCESSES = (process.env.SCALE_PROCESSES ?? "1,2,4")
   .split(",")
@@ -44,10 +44,20 @@ async function measure(spec: DeploymentSpec, storage: boolean): Promise<Deployme
   const d = await Deployment.start(spec);
   try {
     // warm-up: each process compiles and opens its pools once before the timed burst
-    await d.burst(Math.min(RUNS, 20 * spec.processes), DELAY);
+    const step = (what: string, t0: number) => report(`${spec.label}: ${what}`, `${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    step("start", t);
+    let t0 = performance.now();
+    await d.burst(Math.min(RUNS, 10 * spec.processes), DELAY);
+    step("warm-up", t0);
+    t0 = performance.now();
     const burst = await d.burst(RUNS, DELAY);
+    step("burst (threads created first)", t0);
+    t0 = performance.now();
     const cancels = await d.cancels(CANCELS);
+    step("cancels", t0);
+    t0 = performance.now();
     const bytes = storage ? await d.storagePerThread(TURNS) : Number.NaN;
+    if (storage) step(`${TURNS}-turn thread`, t0);
     const f: DeploymentFigures = {
       label: spec.label,
       processes: spec.processes,
