@@ -35,9 +35,21 @@ export class SlotWaiter {
     for (;;) {
       if (signal.aborted) throw signal.reason ?? new RunCancelledError();
       if (this.closed) throw new RunServiceError("run_service_closed", "Server is shutting down");
-      if (await this.tryAcquire(threadId, runId)) return;
+      if ((await this.mayTake(threadId, runId)) && (await this.tryAcquire(threadId, runId))) return;
       await this.nextTry(threadId, recheckMs, signal);
     }
+  }
+
+  /**
+   * False while the holder's slot expired but its run still has a lease: its
+   * process died and the run waits to be taken over and resumed, which goes
+   * before the runs queued behind it (the takeover releases the lease of a
+   * run it cannot resume, and the slot with it).
+   */
+  private async mayTake(threadId: string, runId: string): Promise<boolean> {
+    const holder = await this.backends.lock.holder(threadId);
+    if (!holder || holder.runId === runId || holder.expiresAt > this.clock()) return true;
+    return !(await this.backends.leases.get(holder.runId));
   }
 
   /** The thread's slot was released somewhere: its waiters try again now. */

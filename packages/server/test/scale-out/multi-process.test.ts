@@ -170,6 +170,9 @@ describe.skipIf(!PG || !REDIS)("several deerflow serve processes on PostgreSQL +
     await onA.waitFor((f) => f.event === "values" && JSON.stringify(f.data).includes('"type":"tool"'), 30_000);
     const before = await threadMessages(b.api, tid);
     expect(before.map((m) => m.type)).toEqual(["human", "ai", "tool"]);
+    // a run queued on B behind it: it must wait for the resumed run, not take the dead owner's expired slot
+    const queued = await createRun(b.api, tid, "after the crash", { multitask_strategy: "enqueue" });
+    expect(queued.status).toBe("pending");
     const last = lastId(onA.frames)!;
     await victim.kill9();
     await onA.done;
@@ -182,11 +185,22 @@ describe.skipIf(!PG || !REDIS)("several deerflow serve processes on PostgreSQL +
     expect(rest.at(-1)?.event).toBe("end");
     for (const f of rest) if (f.id) expect(idLess(last, f.id)).toBe(true);
     expect((await getRun(b.api, tid, runId)).status).toBe("success");
-    const after = await threadMessages(b.api, tid);
+    // (the queued run may already have started: the resumed run's part is the first four messages)
+    const after = (await threadMessages(b.api, tid)).slice(0, 4);
     expect(after.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
     expect(after[2]).toEqual(before[2]); // the committed tool result is the same message
     expect(after[3]!.content).toBe("resumed k9");
     expect(a.output + b.output).toMatch(new RegExp(`taking over run ${runId}`));
+    // then the queued run, on the resumed run's answer
+    expect(await waitForRun(b.api, tid, queued.run_id, (s) => s !== "pending" && s !== "running")).toBe("success");
+    const final = await threadMessages(b.api, tid);
+    expect(final.map((m) => `${m.type}:${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`).slice(3)).toEqual([
+      "ai:resumed k9",
+      expect.stringMatching(/^human:[\s\S]*after the crash/),
+      expect.stringMatching(/^ai:answer: [\s\S]*after the crash/),
+    ]);
+    const req = llm.requests.find((r) => requestShape(r).human.includes("after the crash"));
+    expect(JSON.stringify(req?.body?.messages)).toContain("resumed k9");
   });
 
   it("serve --workers 2 on the same backends: both workers serve; a killed worker is replaced", async () => {
