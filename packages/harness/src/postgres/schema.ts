@@ -70,14 +70,15 @@ export const PERSISTENCE_MIGRATIONS: Migration[] = [
       CREATE INDEX deerflow_runs_thread ON deerflow_runs (thread_id, created_at);
       CREATE INDEX deerflow_runs_active ON deerflow_runs (status) WHERE status IN ('pending', 'running');
       CREATE TABLE deerflow_messages (
-        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         thread_id TEXT COLLATE "C" NOT NULL,
-        run_id TEXT NOT NULL,
         message_id TEXT COLLATE "C" NOT NULL,
+        -- store-wide order (never looked up alone, so no index of its own)
+        seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        run_id TEXT NOT NULL,
         message_type TEXT NOT NULL,
         content TEXT NOT NULL,
         created_at TEXT NOT NULL,
-        UNIQUE (thread_id, message_id)
+        PRIMARY KEY (thread_id, message_id)
       );
       CREATE INDEX deerflow_messages_thread_seq ON deerflow_messages (thread_id, seq);
     `,

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { asCheckpointer, SqliteCheckpointStore } from "../../src/checkpoints";
@@ -9,7 +10,7 @@ import type { CheckpointRecord, CheckpointStore } from "../../src/checkpoints";
 import { humanMessage } from "../../src/messages";
 import type { PersistenceStores } from "../../src/persistence";
 import { emptyUsage, openSqliteStores } from "../../src/persistence";
-import { openPostgresStorage } from "../../src/postgres";
+import { openPostgresStorage, PostgresCheckpointStore, PostgresMessageStore, PostgresRunStore, PostgresThreadStore } from "../../src/postgres";
 import type { PostgresStorage } from "../../src/postgres";
 import { createAgent } from "../../src/runtime";
 import { freshPostgresDatabase, ScriptedModel } from "../../src/testing";
@@ -106,7 +107,19 @@ describe.skipIf(!serverUrl)("PostgreSQL storage and put figures beside SQLite", 
       const r = await pgStorage.pool.query<{ n: string }>("SELECT sum(pg_total_relation_size(t::regclass))::bigint AS n FROM unnest($1::text[]) AS t", [tables]);
       return Number(r.rows[0].n);
     };
-    const pgRun = await sixtyTurns(pgStorage.checkpointStore, pgStorage.stores, "t60", () => pgSize());
+    // The stores on the real pool, with the statements they send counted.
+    const counts = { checkpoints: 0, stores: 0 };
+    const counting = (key: keyof typeof counts) => {
+      const pool = Object.create(pgStorage.pool) as pg.Pool;
+      const query = pgStorage.pool.query.bind(pgStorage.pool) as (q: unknown) => Promise<pg.QueryResult>;
+      (pool as unknown as { query: typeof query }).query = (q) => (counts[key]++, query(q));
+      return pool;
+    };
+    const storesPool = counting("stores");
+    const pgCheckpoints = new PostgresCheckpointStore(counting("checkpoints"));
+    const pgStores: PersistenceStores = { threads: new PostgresThreadStore(storesPool), runs: new PostgresRunStore(storesPool), messages: new PostgresMessageStore(storesPool), close: async () => undefined };
+    const pgRun = await sixtyTurns(pgCheckpoints, pgStores, "t60", () => pgSize());
+    const statementsPerTurn = { checkpoints: counts.checkpoints / TURNS, stores: counts.stores / TURNS };
     const pgCheckpointsOnly = await pgSize(["deerflow_checkpoints"]);
 
     // SQLite: checkpoints and the gateway tables in one file, as `database.backend: sqlite` with a shared file; pages in use.
@@ -141,6 +154,7 @@ describe.skipIf(!serverUrl)("PostgreSQL storage and put figures beside SQLite", 
         `  checkpoint put, sequential (awaited each): PostgreSQL ${seqPg.toFixed(3)} ms, SQLite ${seqLite.toFixed(3)} ms`,
         `  checkpoint put, 16 threads at once on the pool: PostgreSQL ${concPgPerPut.toFixed(3)} ms wall per put`,
         `  agent loop wall time per checkpoint: PostgreSQL ${pgRun.msPerCheckpointInLoop.toFixed(3)} ms, SQLite ${sqliteRun.msPerCheckpointInLoop.toFixed(3)} ms`,
+        `  PostgreSQL statements per turn: checkpoint store ${statementsPerTurn.checkpoints.toFixed(2)} (4 checkpoints and the reads of a run start), thread/run/transcript stores ${statementsPerTurn.stores.toFixed(2)}`,
       ].join("\n"),
     );
 
@@ -152,6 +166,10 @@ describe.skipIf(!serverUrl)("PostgreSQL storage and put figures beside SQLite", 
     expect(lite.second).toBeLessThan(lite.first * 1.35);
     // The run metadata is stored once per run on PostgreSQL too: every raw row but the run's first names its base.
     const raw = await pgStorage.checkpointStore.list("t60");
+    // Four checkpoints a turn take at most four INSERTs; the run start reads the head once or twice.
+    expect(statementsPerTurn.checkpoints).toBeLessThanOrEqual(7);
+    // run create + finish, one transcript statement, one thread touch (and the thread's creation once)
+    expect(counts.stores).toBe(TURNS * 4 + 1);
     expect(raw.filter((r) => !("__run_base" in r.metadata))).toHaveLength(TURNS);
     expect((await asCheckpointer(pgStorage.checkpointStore).list("t60", { limit: 1 }))[0].metadata).toMatchObject(RUN_METADATA);
     // Per-row overhead (tuple headers, two indexes, 8 KB pages) stays within a small factor of SQLite's.
