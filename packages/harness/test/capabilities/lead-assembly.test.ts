@@ -12,6 +12,8 @@ import path from "node:path";
 import { z } from "zod";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLeadAgentFactory } from "../../src/agents";
+import { LEAD_CAPABILITIES } from "../../src/capabilities";
+import type { AgentBuildContext, Capability } from "../../src/capabilities";
 import { appConfigFromText } from "../../src/config";
 import { MemoryService } from "../../src/memory";
 import { SkillRegistry } from "../../src/skills";
@@ -52,6 +54,13 @@ const mcpTool = tool({
 
 const model = new ScriptedModel(["done"], { onExhausted: "repeat-last" });
 
+/** Keeps the build context of the last agent, so a test can build that agent's sub-agent chain. */
+let lastContext: AgentBuildContext | undefined;
+const contextProbe: Capability<never, "probe"> = {
+  name: "probe",
+  forAgent: (ctx) => void (lastContext = ctx),
+};
+
 function factory() {
   const { config } = appConfigFromText(CONFIG);
   const memory = new MemoryService({ config: { mode: "tool" }, dataDir: home, logger: { warn: () => undefined } });
@@ -61,6 +70,7 @@ function factory() {
     baseDir: home,
     extensions: { memory, skills },
     extraTools: [mcpTool],
+    capabilities: [...LEAD_CAPABILITIES, contextProbe],
     modelFactory: () => ({
       model,
       warnings: [],
@@ -105,6 +115,11 @@ const LEAD_CHAIN = [
   "ClarificationMiddleware",
 ];
 
+/** The same chain in sub-agent form: without Uploads, DynamicContext, Todo, Title, Memory, SubagentLimit, Clarification. */
+const SUBAGENT_CHAIN = LEAD_CHAIN.filter(
+  (n) => !["UploadsMiddleware", "DynamicContextMiddleware", "TodoMiddleware", "TitleMiddleware", "MemoryMiddleware", "SubagentLimitMiddleware", "ClarificationMiddleware"].includes(n),
+);
+
 const LEAD_TOOLS = [
   "ls",
   "web_fetch",
@@ -141,6 +156,14 @@ describe("the lead agent with every capability on", () => {
     expect(request.tools.map((t) => t.name)).toEqual(OFFERED_TOOLS);
     for (const section of ["<skill_index>", "<available-deferred-tools>", "<mcp_routing_hints>", "<subagent_system>", "<todo_list_system>"]) expect(system).toContain(section);
     expect(createHash("sha256").update(system).digest("hex")).toBe(PROMPT_SHA);
+    await f.close();
+  });
+
+  it("a sub-agent's chain keeps the capabilities' slots that apply to it (skills, deferred MCP tools) and drops the lead-only ones", async () => {
+    const f = factory();
+    await f.makeLeadAgent({ isPlanMode: true, subagentEnabled: true, maxConcurrentSubagents: 2 });
+    const child = lastContext!.subagentChain({ subagent: true, skills: ["alpha"], tokenBudget: { max_tokens: 5000 } });
+    expect(child.map((m) => m.name)).toEqual(SUBAGENT_CHAIN);
     await f.close();
   });
 });
