@@ -9,7 +9,7 @@ import type {
   ThreadStore,
 } from "../persistence/types";
 import { emptyUsage } from "../persistence/usage";
-import { int8, prepared } from "./statements";
+import { int8, jsonbText, pgText, prepared } from "./statements";
 
 type Row = Record<string, unknown>;
 
@@ -95,7 +95,7 @@ function patchQuery(table: string, columns: ColumnSpec, patch: Record<string, un
     const value = patch[field];
     if (value === undefined) continue;
     const spec = columns[field];
-    values.push(spec.encode ? JSON.stringify(value) : value);
+    values.push(spec.encode === "jsonb" ? jsonbText(value) : spec.encode ? JSON.stringify(value) : typeof value === "string" ? pgText(value) : value);
     sets.push(`${spec.column} = $${values.length}${spec.encode === "jsonb" ? "::jsonb" : ""}`);
   }
   if (!sets.length) return undefined;
@@ -111,10 +111,10 @@ export class PostgresThreadStore implements ThreadStore {
     await this.pool.query(
       prepared(`INSERT INTO deerflow_threads (${THREAD_COLS}) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`, [
         t.threadId,
-        t.userId,
-        t.status,
-        JSON.stringify(t.metadata),
-        t.displayName,
+        pgText(t.userId),
+        pgText(t.status),
+        jsonbText(t.metadata),
+        pgText(t.displayName),
         t.createdAt,
         t.updatedAt,
       ]),
@@ -141,15 +141,15 @@ export class PostgresThreadStore implements ThreadStore {
    * matches when its value equals the filter's (a missing key never does).
    */
   async search(f: ThreadSearch): Promise<ThreadRecord[]> {
-    const values: unknown[] = [f.userId];
+    const values: unknown[] = [pgText(f.userId)];
     const where = ["user_id = $1"];
     if (f.status) {
-      values.push(f.status);
+      values.push(pgText(f.status));
       where.push(`status = $${values.length}`);
     }
     for (const [k, v] of Object.entries(f.metadata ?? {})) {
       if (v === undefined) continue;
-      values.push(k, JSON.stringify(v));
+      values.push(pgText(k), jsonbText(v));
       where.push(`metadata -> $${values.length - 1}::text = $${values.length}::jsonb`);
     }
     values.push(f.limit, f.offset);
@@ -184,9 +184,9 @@ export class PostgresRunStore implements RunStore {
         r.createdAt,
         r.updatedAt,
         JSON.stringify(r.usage),
-        r.stopReason,
-        r.error,
-        r.modelName,
+        pgText(r.stopReason),
+        pgText(r.error),
+        pgText(r.modelName),
         r.execution ? JSON.stringify(r.execution) : null,
       ]),
     );
@@ -252,7 +252,7 @@ export class PostgresMessageStore implements MessageStore {
       }
       at.set(m.id, ids.length);
       ids.push(m.id);
-      types.push(String(m.type ?? "unknown"));
+      types.push(pgText(String(m.type ?? "unknown")));
       contents.push(JSON.stringify(m));
     }
     if (!ids.length) return;
