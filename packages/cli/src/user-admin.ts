@@ -1,13 +1,14 @@
 /**
  * The account store as the CLI uses it (`users`, `init`, `serve`, `doctor`):
- * the gateway's own `auth.db` in the data dir, opened for one command and
- * closed again. The running server reads the same file, so a change here
+ * the gateway's own store — `auth.db` in the data dir, or PostgreSQL when
+ * the config says `database.backend: postgres` — opened for one command and
+ * closed again. The running server reads the same store, so a change here
  * applies to it at once (a new password signs out every session).
  */
 import { existsSync } from "node:fs";
 import { loadAppConfig, silentConfigLogger } from "../../harness/src/config";
-import { authDbPath, isAuthError, openUserStore, passwordProblem, resolveAuthSettings } from "../../server/src";
-import type { AuthSettings, SystemRole, UserRecord, UserStore } from "../../server/src";
+import { authDbPath, isAuthError, openAccountStore, openUserStore, passwordProblem, resolveAuthSettings } from "../../server/src";
+import type { AccountDatabase, AccountStore, AuthSettings, SystemRole, UserRecord } from "../../server/src";
 import type { CommonOptions } from "./common";
 
 /** The email rule of the account store, checked before a password is asked for. */
@@ -18,17 +19,17 @@ export class AccountRefusedError extends Error {}
 
 /** Account operations of the CLI. */
 export interface UserAdmin {
-  find(email: string): UserRecord | undefined;
-  list(): UserRecord[];
-  countAdmins(): number;
+  find(email: string): Promise<UserRecord | undefined>;
+  list(): Promise<UserRecord[]>;
+  countAdmins(): Promise<number>;
   /** Why the store would refuse this password, or undefined. */
   passwordProblem(password: string): string | undefined;
   create(input: { email: string; password: string; systemRole: SystemRole }): Promise<UserRecord>;
   setPassword(id: string, password: string): Promise<void>;
-  setRole(id: string, role: SystemRole): { ok: true } | { ok: false; message: string };
-  tokenCount(userId: string): number;
-  revokeTokens(userId: string): number;
-  close(): void;
+  setRole(id: string, role: SystemRole): Promise<{ ok: true } | { ok: false; message: string }>;
+  tokenCount(userId: string): Promise<number>;
+  revokeTokens(userId: string): Promise<number>;
+  close(): Promise<void>;
 }
 
 function refusalOf(err: unknown): never {
@@ -43,11 +44,11 @@ export function checkEmail(email: string): string {
   return e;
 }
 
-function wrap(store: UserStore): UserAdmin {
+function wrap(store: AccountStore): UserAdmin {
   return {
-    find: (email) => store.getByEmail(email),
-    list: () => store.list(),
-    countAdmins: () => store.countAdmins(),
+    find: async (email) => store.getByEmail(email),
+    list: async () => store.list(),
+    countAdmins: async () => store.countAdmins(),
     passwordProblem,
     async create(input) {
       const email = checkEmail(input.email);
@@ -56,32 +57,52 @@ function wrap(store: UserStore): UserAdmin {
     async setPassword(id, password) {
       await store.setPassword(id, password).catch(refusalOf);
     },
-    setRole(id, role) {
+    async setRole(id, role) {
       try {
-        store.setRole(id, role);
+        await store.setRole(id, role);
         return { ok: true };
       } catch (err) {
         if (isAuthError(err, "auth.last_admin")) return { ok: false, message: err.message };
         return refusalOf(err);
       }
     },
-    tokenCount: (userId) => store.tokens.list(userId).length,
-    revokeTokens(userId) {
+    tokenCount: async (userId) => (await store.tokens.list(userId)).length,
+    async revokeTokens(userId) {
       let n = 0;
-      for (const t of store.tokens.list(userId)) if (store.tokens.revoke(userId, t.id)) n++;
+      for (const t of await store.tokens.list(userId)) if (await store.tokens.revoke(userId, t.id)) n++;
       return n;
     },
-    close: () => store.close(),
+    close: async () => store.close(),
   };
 }
 
-/** Open the account store of a data dir (created when missing). */
-export async function loadUserAdmin(dataDir: string): Promise<UserAdmin> {
-  return wrap(openUserStore(dataDir));
+/**
+ * The `database:` section of the config a command would run with (the
+ * accounts are in PostgreSQL when its backend is `postgres`); undefined when
+ * there is no readable config (then `auth.db` in the data dir is meant).
+ */
+export function configuredDatabase(common: Pick<CommonOptions, "configPath" | "cwd">): AccountDatabase | undefined {
+  try {
+    const loaded = loadAppConfig({ path: common.configPath, cwd: common.cwd, logger: silentConfigLogger });
+    return (loaded.config as { database?: AccountDatabase }).database ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
-/** Whether the data dir has an account store (`auth.db`) yet. */
-export function hasAccountStore(dataDir: string): boolean {
+/**
+ * Open the account store of a data dir (created when missing), or of the
+ * PostgreSQL database the config of `common` names. Migrations run on first
+ * use, so the first command against a fresh database creates the tables.
+ */
+export async function loadUserAdmin(dataDir: string, common?: Pick<CommonOptions, "configPath" | "cwd">): Promise<UserAdmin> {
+  const database = common ? configuredDatabase(common) : undefined;
+  return wrap(openAccountStore({ dataDir, database, log: (m) => console.error(`[deerflow] ${m}`) }));
+}
+
+/** Whether the data dir has an account store (`auth.db`) yet; a PostgreSQL store always exists (its tables come with the first use). */
+export function hasAccountStore(dataDir: string, common?: Pick<CommonOptions, "configPath" | "cwd">): boolean {
+  if (common && configuredDatabase(common)?.backend === "postgres") return true;
   return existsSync(authDbPath(dataDir));
 }
 
@@ -91,16 +112,16 @@ export function emptyUserAdmin(): UserAdmin {
     throw new AccountRefusedError("this data dir has no accounts yet.");
   };
   return {
-    find: () => undefined,
-    list: () => [],
-    countAdmins: () => 0,
+    find: async () => undefined,
+    list: async () => [],
+    countAdmins: async () => 0,
     passwordProblem,
     create: async () => none(),
     setPassword: async () => none(),
-    setRole: () => none(),
-    tokenCount: () => 0,
-    revokeTokens: () => 0,
-    close: () => undefined,
+    setRole: async () => none(),
+    tokenCount: async () => 0,
+    revokeTokens: async () => 0,
+    close: async () => undefined,
   };
 }
 

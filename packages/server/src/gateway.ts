@@ -189,7 +189,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
       }
       releasePort?.();
       releasePort = undefined;
-      auth.close();
+      await auth.close();
       if (ownedRuntime) {
         await runtime.close();
         await ownedStores?.close();

@@ -17,8 +17,10 @@ export {
   isPublicAuthRoute,
   issueSession,
   maybeUserOf,
+  openAccountStore,
   openUserStore,
   passwordProblem,
+  PgUserStore,
   requireAdmin,
   requiredScope,
   resolveAuthSettings,
@@ -29,7 +31,7 @@ export {
   UserStore,
   verifyPassword,
 } from "./auth";
-export type { AccessTokenInfo, AuthErrorCode, AuthSection, AuthSettings, NewUser, RequestUser, SystemRole, TokenScope, UserRecord } from "./auth";
+export type { AccessTokenInfo, AccountDatabase, AccountStore, AuthErrorCode, AuthSection, AuthSettings, NewUser, RequestUser, SystemRole, TokenScope, UserRecord } from "./auth";
 // Persistence, model and upload types live in the harness (shared with the
 // embedded client); re-exported under their earlier server names.
 export { openSqliteStores } from "@deerflow/harness";

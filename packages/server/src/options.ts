@@ -77,7 +77,7 @@ export interface GatewayOptions {
    */
   auth?: import("./auth").AuthSection | import("./auth").AuthSettings | (() => import("./auth").AuthSection | import("./auth").AuthSettings);
   /** An open account store instead of `{dataDir}/auth.db` (left open when the gateway closes). */
-  userStore?: import("./auth").UserStore;
+  userStore?: import("./auth").AccountStore;
   /** Clock of sessions and login lockouts in ms (tests). Default `Date.now`. */
   authClock?: () => number;
   /** Reverse proxies whose `X-Real-IP`/`X-Forwarded-Proto` are believed (comma-separated IPs/CIDRs). Default `$AUTH_TRUSTED_PROXIES`. */

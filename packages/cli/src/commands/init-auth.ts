@@ -78,7 +78,7 @@ export async function offerFirstAdmin(opts: {
   const { term } = opts;
   const admin = await loadUserAdmin(opts.dataDir);
   try {
-    const existing = admin.list().filter((u) => u.systemRole === "admin");
+    const existing = (await admin.list()).filter((u) => u.systemRole === "admin");
     if (existing.length) {
       term.line(`An admin already exists (${existing[0].email}); sign in as them, or add more with \`deerflow users add EMAIL --admin\`.`);
       return;
@@ -107,6 +107,6 @@ export async function offerFirstAdmin(opts: {
     if (err instanceof AccountRefusedError) throw new UsageError(err.message, "init");
     throw err;
   } finally {
-    admin.close();
+    await admin.close();
   }
 }

@@ -94,29 +94,29 @@ export async function usersCommand(argv: string[], term: Terminal): Promise<numb
   }
   const email = sub === "list" ? "" : emailArg(sub, sub === "set-role" ? rest.slice(0, 1) : rest);
   // listing a data dir without accounts must not create auth.db there
-  const admin = sub === "list" && !hasAccountStore(common.dataDir) ? emptyUserAdmin() : await loadUserAdmin(common.dataDir);
+  const admin = sub === "list" && !hasAccountStore(common.dataDir, common) ? emptyUserAdmin() : await loadUserAdmin(common.dataDir, common);
   try {
     switch (sub) {
       case "add":
         return await add(admin, term, email, !!values.admin, !!values["password-stdin"], common);
       case "list":
-        return list(admin, term, !!values.json);
+        return await list(admin, term, !!values.json);
       case "reset-password":
         return await resetPassword(admin, term, email, !!values["password-stdin"], !!values["revoke-tokens"]);
       default:
-        return setRole(admin, term, email, rest[1] as "admin" | "user");
+        return await setRole(admin, term, email, rest[1] as "admin" | "user");
     }
   } catch (err) {
     if (err instanceof AccountRefusedError) return refuse(term, err.message);
     throw err;
   } finally {
-    admin.close();
+    await admin.close();
   }
 }
 
 async function add(admin: UserAdmin, term: Terminal, email: string, asAdmin: boolean, fromStdin: boolean, common: ReturnType<typeof commonOptions>): Promise<number> {
   checkEmail(email);
-  if (admin.find(email)) return refuse(term, `${email} already has an account. Use \`deerflow users reset-password ${email}\` to give it a new password.`);
+  if (await admin.find(email)) return refuse(term, `${email} already has an account. Use \`deerflow users reset-password ${email}\` to give it a new password.`);
   const password = await readNewPassword({ command: "users", fromStdin, label: `Password for ${email}`, rule: admin.passwordProblem });
   const user = await admin.create({ email, password, systemRole: asAdmin ? "admin" : "user" });
   term.line(`Added ${user.systemRole} ${user.email}.`);
@@ -125,8 +125,8 @@ async function add(admin: UserAdmin, term: Terminal, email: string, asAdmin: boo
   return 0;
 }
 
-function list(admin: UserAdmin, term: Terminal, json: boolean): number {
-  const users = admin.list();
+async function list(admin: UserAdmin, term: Terminal, json: boolean): Promise<number> {
+  const users = await admin.list();
   if (json) {
     term.line(
       JSON.stringify(
@@ -149,29 +149,29 @@ function list(admin: UserAdmin, term: Terminal, json: boolean): number {
 }
 
 async function resetPassword(admin: UserAdmin, term: Terminal, email: string, fromStdin: boolean, revokeTokens: boolean): Promise<number> {
-  const user = admin.find(email);
+  const user = await admin.find(email);
   if (!user) return refuse(term, `No account with the email ${email} (\`deerflow users list\` shows them).`);
   const password = await readNewPassword({ command: "users", fromStdin, label: `New password for ${user.email}`, rule: admin.passwordProblem });
   await admin.setPassword(user.id, password);
   term.line(`Password of ${user.email} changed; every session it had is signed out.`);
   if (revokeTokens) {
-    const n = admin.revokeTokens(user.id);
+    const n = await admin.revokeTokens(user.id);
     term.line(`Deleted ${n} access token(s) of ${user.email}.`);
   } else {
-    const n = admin.tokenCount(user.id);
+    const n = await admin.tokenCount(user.id);
     if (n) term.line(`Its ${n} access token(s) still work; add --revoke-tokens to delete them.`);
   }
   return 0;
 }
 
-function setRole(admin: UserAdmin, term: Terminal, email: string, role: "admin" | "user"): number {
-  const user = admin.find(email);
+async function setRole(admin: UserAdmin, term: Terminal, email: string, role: "admin" | "user"): Promise<number> {
+  const user = await admin.find(email);
   if (!user) return refuse(term, `No account with the email ${email} (\`deerflow users list\` shows them).`);
   if (user.systemRole === role) {
     term.line(`${user.email} is already ${role}.`);
     return 0;
   }
-  const result = admin.setRole(user.id, role);
+  const result = await admin.setRole(user.id, role);
   if (!result.ok) return refuse(term, result.message);
   term.line(`${user.email} is now ${role}.`);
   return 0;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
+import type { AccessTokenStore } from "./account-store";
 import { AuthError } from "./errors";
 import type { SystemRole, TokenScope } from "./request-user";
 
@@ -28,13 +29,15 @@ export interface TokenOwner {
 type Row = Record<string, unknown>;
 
 /** How often `last_used_at` is rewritten: a write per request would serialise every process on the database. */
-const TOUCH_EVERY_MS = 60_000;
+export const TOUCH_EVERY_MS = 60_000;
 
-function hashSecret(secret: string): string {
+/** The stored form of a token secret (both account stores). */
+export function hashSecret(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
-function toInfo(r: Row): AccessTokenInfo {
+/** A token row (SQLite or PostgreSQL, same columns) as listed. */
+export function toInfo(r: Row): AccessTokenInfo {
   return {
     id: r.id as string,
     userId: r.user_id as string,
@@ -50,7 +53,7 @@ function toInfo(r: Row): AccessTokenInfo {
  * of a secret is stored: the secret has 256 random bits, so a plain hash
  * cannot be reversed and a lookup is one indexed read.
  */
-export class AccessTokens {
+export class AccessTokens implements AccessTokenStore {
   private readonly byHash: Database.Statement;
   private readonly touch: Database.Statement;
 

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { LoginThrottleStore } from "./account-store";
 
 /** Failed logins of one (account, client address) pair before it is locked. */
 export const MAX_LOGIN_FAILURES = 5;
@@ -12,7 +13,7 @@ export const LOCKOUT_MS = 300_000;
  * one person mistyping cannot lock out everyone behind the same NAT, and
  * guessing one account's password is capped whatever the address.
  */
-export class LoginThrottle {
+export class LoginThrottle implements LoginThrottleStore {
   private readonly lockedStmt: Database.Statement;
   private readonly failStmt: Database.Statement;
   private readonly clearStmt: Database.Statement;

@@ -86,7 +86,7 @@ export async function sessionUser(auth: AuthRuntime, token: string, settings: Au
   const claims = await verifySession(settings.jwtSecret!, token, auth.now());
   if (claims === "token_expired") return unauthenticated("token_expired", "Token error: expired");
   if (claims === "token_invalid") return unauthenticated("token_invalid", "Token error: invalid");
-  const user = auth.users().getById(claims.sub);
+  const user = await auth.users().getById(claims.sub);
   if (!user) return unauthenticated("user_not_found", "User not found");
   if (user.tokenVersion !== claims.ver) return unauthenticated("token_invalid", "Token revoked (signed out or password changed)");
   return { id: user.id, email: user.email, systemRole: user.systemRole, needsSetup: user.needsSetup, oauthProvider: user.oauthProvider, source: "session" };
@@ -140,7 +140,7 @@ export function authMiddleware(auth: AuthRuntime, allowedOrigins: () => Readonly
     const rel = apiRelativePath(path);
     const bearer = bearerOf(c);
     if (bearer !== undefined) {
-      const owner = auth.users().tokens.resolve(bearer, auth.now());
+      const owner = await auth.users().tokens.resolve(bearer, auth.now());
       if (!owner) {
         if (isPublicAuthRoute(method, path)) return next();
         throw new HttpError(401, { code: "token_invalid", message: "Invalid or revoked access token (Authorization: Bearer dfp_…)" }, { "WWW-Authenticate": 'Bearer error="invalid_token"' });

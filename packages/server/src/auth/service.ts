@@ -4,8 +4,10 @@ import { TrustedProxies } from "./client-address";
 import type { RequestUser } from "./request-user";
 import type { AuthSection, AuthSettings } from "./settings";
 import { resolveAuthSettings } from "./settings";
-import { openUserStore } from "./user-store";
-import type { UserStore } from "./user-store";
+import type { Pool } from "pg";
+import type { AccountStore } from "./account-store";
+import { openAccountStore } from "./open-account-store";
+import type { AccountDatabase } from "./open-account-store";
 
 /** What {@link AuthRuntime} is built from (the gateway's options and config). */
 export interface AuthRuntimeOptions {
@@ -13,8 +15,12 @@ export interface AuthRuntimeOptions {
   section: () => AuthSection | AuthSettings | null | undefined;
   /** Where `auth.db` lives (the gateway's data dir). */
   dataDir: string;
-  /** An open store to use instead of `{dataDir}/auth.db` (left open on close). */
-  store?: UserStore;
+  /** `database:` as of now: with `backend: postgres` the accounts live in PostgreSQL, not `auth.db`. */
+  database?: () => AccountDatabase | null | undefined;
+  /** The process's PostgreSQL pool to share (else the store opens its own at `database.postgres_url`). */
+  pool?: () => Pool | Promise<Pool>;
+  /** An open store to use instead of the configured one (left open on close). */
+  store?: AccountStore;
   /** Clock in ms (tests move it to run out lockouts and sessions). */
   now?: () => number;
   /** `AUTH_TRUSTED_PROXIES`. */
@@ -39,7 +45,7 @@ export class AuthRuntime {
   readonly proxies: TrustedProxies;
   readonly disabledUser: RequestUser;
   private readonly opts: AuthRuntimeOptions;
-  private store?: UserStore;
+  private store?: AccountStore;
   private readonly ownsStore: boolean;
   private last?: { section: unknown; settings?: AuthSettings; error?: Error };
 
@@ -82,9 +88,9 @@ export class AuthRuntime {
     return settings;
   }
 
-  /** The account store (`{dataDir}/auth.db`). */
-  users(): UserStore {
-    this.store ??= openUserStore(this.opts.dataDir);
+  /** The account store (`{dataDir}/auth.db`, or PostgreSQL per `database:`). */
+  users(): AccountStore {
+    this.store ??= openAccountStore({ dataDir: this.opts.dataDir, database: this.opts.database?.(), pool: this.opts.pool, log: this.opts.log });
     return this.store;
   }
 
@@ -94,8 +100,10 @@ export class AuthRuntime {
   }
 
   /** Close the store if this runtime opened it. */
-  close(): void {
-    if (this.ownsStore) this.store?.close();
-    if (this.ownsStore) this.store = undefined;
+  async close(): Promise<void> {
+    if (!this.ownsStore) return;
+    const store = this.store;
+    this.store = undefined;
+    await store?.close();
   }
 }

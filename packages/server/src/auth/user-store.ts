@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import type { AccountStore } from "./account-store";
 import { AccessTokens } from "./access-tokens";
 import { AuthError } from "./errors";
 import { assertStrongPassword, hashPassword, verifyAgainstDummy, verifyPassword } from "./password";
@@ -100,7 +101,8 @@ export function emailKey(email: string): string {
  */
 const EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}]+$/u;
 
-function checkedEmail(email: string): string {
+/** The trimmed email, or AuthError `auth.invalid_email` (both account stores check with this). */
+export function checkedEmail(email: string): string {
   const e = email.trim();
   if (!EMAIL.test(e) || e.length > 320) throw new AuthError("auth.invalid_email", `${JSON.stringify(email)} is not an email address.`);
   return e;
@@ -122,7 +124,7 @@ export function authDbPath(dataDir: string): string {
  * transaction, so two concurrent `initialize` calls make one admin and two
  * demotions cannot remove the last one.
  */
-export class UserStore {
+export class UserStore implements AccountStore {
   /** Personal access tokens (`dfp_…`), stored as SHA-256 of the secret. */
   readonly tokens: AccessTokens;
   /** Failed-login counters shared by every process on this data dir. */

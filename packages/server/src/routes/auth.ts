@@ -118,11 +118,11 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     if (account.length > MAX_EMAIL_LENGTH) throw authDetail(401, "invalid_credentials", "Incorrect email or password");
     const address = throttleAddress(c, auth.proxies);
     // counted before the password check (see LoginThrottle.begin): parallel guesses get no extra tries
-    const locked = store.throttle.begin(account, address, auth.now());
+    const locked = await store.throttle.begin(account, address, auth.now());
     if (locked > 0) throw new HttpError(429, "Too many login attempts. Try again later.", { "Retry-After": String(Math.ceil(locked / 1000)) });
     const user = await store.verifyCredentials(form.username, form.password);
     if (!user) throw authDetail(401, "invalid_credentials", "Incorrect email or password");
-    store.throttle.clear(account, address);
+    await store.throttle.clear(account, address);
     const expiresIn = await issue(c, sessionInfo(user), form.rememberMe);
     return c.json({ expires_in: expiresIn, needs_setup: user.needsSetup });
   });
@@ -144,16 +144,16 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
     const body = await readJson(c, credentialsSchema, AUTH_BODY_LIMIT);
     if (!auth.settings().enabled) throw authDetail(409, "system_already_initialized", "System already initialized (sign-in is disabled: every request is the default admin)");
     const store = auth.users();
-    if (store.countAdmins() > 0) throw authDetail(409, "system_already_initialized", "System already initialized");
+    if ((await store.countAdmins()) > 0) throw authDetail(409, "system_already_initialized", "System already initialized");
     const user = await mapped(() => store.initializeAdmin({ email: body.email, password: body.password }));
     await issue(c, sessionInfo(user), body.remember_me);
     return c.json(userResponse(user), 201);
   });
 
-  app.post("/v1/auth/logout", (c) => {
+  app.post("/v1/auth/logout", async (c) => {
     const user = maybeUserOf(c);
     // stronger than clearing cookies: the JWT itself stops working, wherever a copy of it is
-    if (auth.settings().enabled && user?.source === "session") auth.users().bumpTokenVersion(user.id);
+    if (auth.settings().enabled && user?.source === "session") await auth.users().bumpTokenVersion(user.id);
     clearSession(c, auth.proxies);
     return c.json({ message: "Successfully logged out" });
   });
@@ -165,15 +165,15 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
       throw authDetail(400, "invalid_credentials", "Password changes are not available while sign-in is disabled (DEER_FLOW_AUTH_DISABLED=1 or no auth.enabled).");
     }
     const store = auth.users();
-    const account = store.getById(caller.id);
+    const account = await store.getById(caller.id);
     if (!account) throw authDetail(401, "user_not_found", "User not found");
     if (!account.hasPassword) throw authDetail(400, "invalid_credentials", "OAuth users cannot change password");
     const address = throttleAddress(c, auth.proxies);
     const key = emailKey(account.email);
-    const locked = store.throttle.begin(key, address, auth.now());
+    const locked = await store.throttle.begin(key, address, auth.now());
     if (locked > 0) throw new HttpError(429, "Too many login attempts. Try again later.", { "Retry-After": String(Math.ceil(locked / 1000)) });
     if (!(await store.checkPassword(account.id, body.current_password))) throw authDetail(400, "invalid_credentials", "Current password is incorrect");
-    store.throttle.clear(key, address);
+    await store.throttle.clear(key, address);
     if (body.new_email != null) await mapped(() => store.setEmail(account.id, body.new_email!, { completeSetup: account.needsSetup }));
     const version = await mapped(() => store.setPassword(account.id, body.new_password));
     if (caller.source === "session") await issue(c, { id: account.id, tokenVersion: version }, body.remember_me ?? undefined);
@@ -182,10 +182,10 @@ export function registerAuthRoutes(app: Hono, ctx: GatewayContext): void {
 
   app.get("/v1/auth/me", (c) => c.json(userResponse(userOf(c))));
 
-  app.get("/v1/auth/setup-status", (c) => {
+  app.get("/v1/auth/setup-status", async (c) => {
     const settings = auth.settings();
     if (!settings.enabled) return c.json({ needs_setup: false, registration_enabled: false });
-    return c.json({ needs_setup: auth.users().countAdmins() === 0, registration_enabled: settings.registrationEnabled });
+    return c.json({ needs_setup: (await auth.users().countAdmins()) === 0, registration_enabled: settings.registrationEnabled });
   });
 
   app.get("/v1/auth/providers", (c) => c.json({ providers: listOidcProviders(auth.settings()) }));
@@ -223,13 +223,13 @@ function registerTokenRoutes(app: Hono, ctx: GatewayContext): void {
     const t = await mapped(() => ctx.auth.users().tokens.create(user.id, body.name, scopes, new Date(ctx.auth.now())));
     return c.json({ id: t.id, token: t.secret, name: t.name, scopes: t.scopes, created_at: t.createdAt }, 201);
   });
-  app.get("/v1/auth/tokens", (c) => {
+  app.get("/v1/auth/tokens", async (c) => {
     const user = signedInAccount(ctx, c);
-    return c.json({ tokens: ctx.auth.users().tokens.list(user.id).map(tokenResponse) });
+    return c.json({ tokens: (await ctx.auth.users().tokens.list(user.id)).map(tokenResponse) });
   });
-  app.delete("/v1/auth/tokens/:id", (c) => {
+  app.delete("/v1/auth/tokens/:id", async (c) => {
     const user = signedInAccount(ctx, c);
-    if (!ctx.auth.users().tokens.revoke(user.id, c.req.param("id"))) throw new HttpError(404, "Token not found");
+    if (!(await ctx.auth.users().tokens.revoke(user.id, c.req.param("id")))) throw new HttpError(404, "Token not found");
     return c.json({ message: "Token revoked" });
   });
 }
@@ -241,9 +241,9 @@ function adminUserResponse(u: UserRecord) {
 /** `/api/v1/auth/users`: accounts, for admins (the web UI's and the CLI's account management). */
 function registerUserAdminRoutes(app: Hono, ctx: GatewayContext): void {
   const users = () => ctx.auth.users();
-  app.get("/v1/auth/users", (c) => {
+  app.get("/v1/auth/users", async (c) => {
     requireAdmin(c, "Only admins can list users");
-    return c.json({ users: users().list().map(adminUserResponse) });
+    return c.json({ users: (await users().list()).map(adminUserResponse) });
   });
   app.post("/v1/auth/users", async (c) => {
     requireAdmin(c, "Only admins can create users");

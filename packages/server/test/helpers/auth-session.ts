@@ -49,7 +49,8 @@ export async function startAuthGateway(opts: AuthGatewayOptions = {}): Promise<A
   const clock = opts.clock ?? new TestClock();
   const { authSection, ...rest } = opts;
   const t = await startTestGateway({ auth: authEnabled(authSection), authClock: clock.now, ...rest });
-  return { ...t, api: `${t.url}/api`, clock, users: t.gateway.auth.users() };
+  // these gateways keep their accounts in auth.db (SQLite), whose store answers synchronously
+  return { ...t, api: `${t.url}/api`, clock, users: t.gateway.auth.users() as UserStore };
 }
 
 /** The cookies of one browser. */

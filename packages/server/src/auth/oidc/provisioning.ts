@@ -1,11 +1,12 @@
 import { isAuthError } from "../errors";
 import type { SystemRole } from "../request-user";
-import type { UserRecord, UserStore } from "../user-store";
+import type { AccountStore } from "../account-store";
+import type { UserRecord } from "../user-store";
 import { OidcError } from "./errors";
 import type { OidcIdentity, OidcProviderConfig } from "./protocol";
 
 /** The part of the account store single sign-on uses. */
-export type OidcUserStore = Pick<UserStore, "getByOauth" | "getByEmail" | "create">;
+export type OidcUserStore = Pick<AccountStore, "getByOauth" | "getByEmail" | "create">;
 
 /** The outcome of {@link provisionOidcUser}. */
 export interface ProvisionedUser {
@@ -49,10 +50,10 @@ export async function provisionOidcUser(store: OidcUserStore, providerId: string
       throw new OidcError("oidc.not_allowed", `OIDC sign-in of ${JSON.stringify(email || identity.subject)} via '${providerId}' refused: the domain is not in allowed_email_domains.`);
     }
   }
-  const linked = store.getByOauth(providerId, identity.subject);
+  const linked = await store.getByOauth(providerId, identity.subject);
   if (linked) return { user: linked, created: false };
   if (!email) throw new OidcError("oidc.not_allowed", `OIDC provider '${providerId}' gave no email for subject ${JSON.stringify(identity.subject)} (is the 'email' scope configured?).`);
-  if (store.getByEmail(email)) {
+  if (await store.getByEmail(email)) {
     throw new OidcError("oidc.account_exists", `OIDC sign-in via '${providerId}' refused: an account with the email ${JSON.stringify(email)} already exists and is not linked to this identity.`);
   }
   if (!cfg.auto_create_users) {
@@ -66,7 +67,7 @@ export async function provisionOidcUser(store: OidcUserStore, providerId: string
   } catch (err) {
     if (isAuthError(err, "auth.email_exists")) {
       // A concurrent callback of the same identity (double click) created it first: that account is this one.
-      const winner = store.getByOauth(providerId, identity.subject);
+      const winner = await store.getByOauth(providerId, identity.subject);
       if (winner) return { user: winner, created: false };
       throw new OidcError("oidc.account_exists", `OIDC sign-in via '${providerId}' refused: the email ${JSON.stringify(email)} was just taken by another account.`);
     }
