@@ -10,10 +10,10 @@ import { LeaseKeeper } from "./lease-keeper";
 import { createLocalRun, SILENT_WRITER, TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
 import { MessageCoalescer } from "./message-coalescer";
-import { agentRunMetadata, decideEnd } from "./run-end";
+import { agentRunMetadata, decideEnd, STORE_FAILED } from "./run-end";
 import type { RunHost, RunPolicy, RunServiceOptions } from "./run-host";
 import { newRunRecord, resumeRequest } from "./run-record";
-import { SlotWaiter } from "./slot-waiter";
+import { SlotWaiter, untilStreamEnd } from "./slot-waiter";
 import type { CancelAction, RunHandle, RunRequest } from "./run-types";
 
 /**
@@ -140,14 +140,7 @@ export class RunService {
       // Meanwhile the thread counts as busy here, so local requests queue behind this one.
       this.reserving.add(threadId);
       try {
-        if (!(await this.slots.tryAcquire(threadId, runId))) {
-          if (strategy === "reject") throw conflict(threadId);
-          const holder = await this.backends.lock.holder(threadId);
-          if (holder && (strategy === "interrupt" || strategy === "rollback")) {
-            await this.backends.signals.publish({ type: "cancel", runId: holder.runId, action: strategy });
-          }
-          remoteWait = true;
-        }
+        remoteWait = !(await this.slots.claim(threadId, runId, strategy));
       } catch (err) {
         this.reserving.delete(threadId);
         if (!this.active.has(threadId)) this.startNext(threadId);
@@ -243,23 +236,9 @@ export class RunService {
     else {
       const record = await this.host.stores.runs.get(runId);
       if (!record) return undefined;
-      if (!TERMINAL.has(record.status) && (await this.bridge.has(runId))) await this.untilEnd(runId);
+      if (!TERMINAL.has(record.status) && (await this.bridge.has(runId))) await untilStreamEnd(this.bridge, runId);
     }
     return this.host.stores.runs.get(runId);
-  }
-
-  private untilEnd(runId: string): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let stop: (() => void) | undefined;
-      let ended = false;
-      stop = this.bridge.subscribe(runId, null, (item) => {
-        if (item.kind === "event") return;
-        ended = true;
-        stop?.();
-        resolve();
-      });
-      if (ended) stop();
-    });
   }
 
   /**
@@ -382,10 +361,10 @@ export class RunService {
     } else this.dropQueued(run);
     run.status = "error";
     void run.writer.then((w) => {
-      w.publish("error", { message: "Could not store the run", name: "StoreError" });
+      w.publish("error", { message: STORE_FAILED, name: "StoreError" });
       return w.end();
     }, () => undefined);
-    run.resolveDone({ runId, threadId, status: "error", error: "Could not store the run" });
+    run.resolveDone({ runId, threadId, status: "error", error: STORE_FAILED });
     run.resolveRecorded();
   }
 

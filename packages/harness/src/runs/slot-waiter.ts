@@ -1,5 +1,6 @@
 import { RunCancelledError, RunServiceError } from "../errors";
-import type { RunBackends } from "./backend-types";
+import type { MultitaskStrategy } from "../persistence";
+import type { RunBackends, StreamBridge } from "./backend-types";
 
 /** Longest wait between two tries for a thread's slot when no `thread_released` signal came (a lost signal). */
 const MAX_RECHECK_MS = 1000;
@@ -27,6 +28,22 @@ export class SlotWaiter {
   tryAcquire(threadId: string, runId: string): Promise<boolean> {
     const now = this.clock();
     return this.backends.lock.acquire(threadId, runId, this.backends.ownerId, now + this.backends.ownership.leaseMs, now);
+  }
+
+  /**
+   * A new run's claim on its thread across processes, as its strategy says:
+   * true when it holds the slot now; false when it must wait for it (under
+   * `interrupt` / `rollback` the holder was asked to stop first). Throws
+   * `run_conflict` under `reject` when another process's run holds it.
+   */
+  async claim(threadId: string, runId: string, strategy: MultitaskStrategy): Promise<boolean> {
+    if (await this.tryAcquire(threadId, runId)) return true;
+    if (strategy === "reject") throw new RunServiceError("run_conflict", `Thread ${threadId} already has an active run`);
+    const holder = await this.backends.lock.holder(threadId);
+    if (holder && (strategy === "interrupt" || strategy === "rollback")) {
+      await this.backends.signals.publish({ type: "cancel", runId: holder.runId, action: strategy });
+    }
+    return false;
   }
 
   /** Wait until the run holds the thread's slot. Rejects when `signal` aborts or the service closes. */
@@ -88,4 +105,19 @@ export class SlotWaiter {
       set.add(waiter);
     });
   }
+}
+
+/** Resolves when a run's stream ends (its `end`, or a `gap`: there is nothing more to read). */
+export function untilStreamEnd(bridge: StreamBridge, runId: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stop: (() => void) | undefined;
+    let ended = false;
+    stop = bridge.subscribe(runId, null, (item) => {
+      if (item.kind === "event") return;
+      ended = true;
+      stop?.();
+      resolve();
+    });
+    if (ended) stop();
+  });
 }
