@@ -3,7 +3,7 @@ import { isoNow } from "../clock";
 import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
 import type { RunRecord } from "../persistence";
 import type { RunOptions, RunResult } from "../runtime";
-import { abandonRun } from "./abandon-run";
+import { abandonRun, endOrphanRun } from "./abandon-run";
 import type { RunBackends, RunSignal, RunStreamWriter, StreamBridge, StreamListener } from "./backend-types";
 import { createMemoryStreamBridge } from "./bridge";
 import { LeaseKeeper } from "./lease-keeper";
@@ -253,6 +253,16 @@ export class RunService {
     if (!rec) throw new RunServiceError("run_not_found", `Run ${runId} not found`);
     if (TERMINAL.has(rec.status)) throw new RunServiceError("run_not_cancellable", `Run ${runId} is not cancellable (status: ${rec.status})`);
     if (!this.backends.shared) throw new RunServiceError("run_not_active_here", `Run ${runId} is not active on this worker`);
+    const lease = await this.backends.leases.get(runId);
+    const now = this.clock();
+    const { graceMs, leaseMs } = this.backends.ownership;
+    if (lease && lease.expiresAt + graceMs < now && (await this.backends.leases.acquire(runId, rec.threadId, this.ownerId, now + leaseMs, now))) {
+      // Its owner died and nobody resumed it yet: it stops here (nothing can undo its last steps, so a rollback
+      // ends it as interrupted too) instead of waiting for a takeover that would run it on.
+      const log = (m: string) => this.log(`${this.prefix()} ${m}`);
+      await endOrphanRun(runId, "interrupted", null, { stores: this.host.stores, backends: this.backends, bridge: this.bridge, log });
+      return;
+    }
     // The owner aborts it when the signal arrives.
     await this.backends.signals.publish({ type: "cancel", runId, action });
     if (wait) await this.wait(runId);

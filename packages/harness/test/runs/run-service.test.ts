@@ -321,6 +321,23 @@ describe("RunService across processes (shared backends)", () => {
     expect(await runtime.stores.runs.get("old-run")).toMatchObject({ status: "error", stopReason: "resume_failed" });
   });
 
+  it("cancelling a run whose owner died (lease expired past grace) ends it at once as interrupted instead of waiting", async () => {
+    const { b, runtime, bridge, leases } = await twoProcesses([], { leaseMs: 1000, graceMs: 500 });
+    const ts = new Date().toISOString();
+    await runtime.stores.runs.create({
+      runId: "orphan-run", threadId: "x7", userId: "u1", assistantId: "lead_agent", status: "running", metadata: {}, kwargs: {}, multitaskStrategy: "reject",
+      createdAt: ts, updatedAt: ts, usage: { totalInputTokens: 0, totalOutputTokens: 0, totalTokens: 0, llmCallCount: 0, leadAgentTokens: 0, subagentTokens: 0, middlewareTokens: 0, messageCount: 0 },
+      stopReason: null, error: null, modelName: null,
+    });
+    // Its owner's lease ran out long ago.
+    await leases.acquire("orphan-run", "x7", "A-dead", 1, 0);
+    const tail = collect((l) => bridge.subscribe("orphan-run", null, l));
+    await b.cancel("orphan-run", "interrupt", true);
+    expect(await runtime.stores.runs.get("orphan-run")).toMatchObject({ status: "interrupted", error: null });
+    expect(eventNames(await tail)).toEqual(["end"]);
+    expect(await leases.get("orphan-run")).toBeUndefined();
+  });
+
   it("a process that lost its lease to another stops the run without writing its end", async () => {
     const { a, gate, leases, runtime } = await twoProcesses([callGate], { leaseMs: 90 });
     const run = await a.create(request("x6", "one"));
