@@ -6,7 +6,7 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { authMiddleware, AuthRuntime } from "./auth";
-import type { AuthSection, AuthSettings } from "./auth";
+import type { AccountDatabase, AuthSection, AuthSettings } from "./auth";
 import type { GatewayContext } from "./context";
 import { HttpError } from "./http-error";
 import type { GatewayOptions, ResolvedGatewayOptions } from "./options";
@@ -105,6 +105,9 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   const auth = new AuthRuntime({
     section: () => (typeof authSource === "function" ? authSource() : (authSource ?? authSection(runtime, options))),
     dataDir: options.dataDir,
+    // on database.backend postgres the accounts live there too, through the runtime's pool
+    database: () => ((runtime.config() ?? options.appConfig) as { database?: AccountDatabase | null } | undefined)?.database,
+    pool: runtime.pgPool ? () => runtime.pgPool! : undefined,
     store: input.userStore,
     now: input.authClock,
     trustedProxies: input.trustedProxies ?? process.env.AUTH_TRUSTED_PROXIES,

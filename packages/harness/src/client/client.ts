@@ -391,7 +391,7 @@ export class DeerFlowClient {
   /** Add a fact by hand; returns the updated document. */
   async createMemoryFact(content: string, category = "context", confidence = 0.5, agentName?: string | null): Promise<MemoryDocument> {
     const { service, scope } = await this.memoryScope(agentName);
-    return service.createFact(scope, { content, category, confidence }).memory;
+    return (await service.createFact(scope, { content, category, confidence })).memory;
   }
 
   /** Change a fact (omitted fields keep their values). */

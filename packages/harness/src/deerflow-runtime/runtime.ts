@@ -90,6 +90,8 @@ export class DeerFlowRuntime {
    * an agent. Each subsystem owns its own key.
    */
   readonly extensions: LeadAgentExtensions = {};
+  /** The PostgreSQL pool of `database:` (postgres only), shared by the process's other stores (memory index, accounts). */
+  pgPool?: import("pg").Pool;
   private readonly agentFactory: AgentFactory | undefined;
   private agents = new WeakMap<object, Map<string, Promise<Agent>>>();
   private readonly noConfigKey = {};
@@ -187,6 +189,7 @@ export class DeerFlowRuntime {
       owned.push(() => provider.shutdown?.());
     }
     const runtime = new DeerFlowRuntime({ options, dataDir, configManager, checkpointer, stores, sandboxProvider, runBackends, log });
+    runtime.pgPool = storage.pgPool;
     // Owned resources close last, after every subsystem registered later.
     runtime.closeHooks.push(...owned);
     // Subsystems attach here (each registers its own close / thread-deleted / run hooks).

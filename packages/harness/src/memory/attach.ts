@@ -15,6 +15,8 @@ import { MemoryService } from "./service";
 export interface MemoryHost {
   readonly dataDir: string;
   config(): AppConfig | undefined;
+  /** The runtime's PostgreSQL pool (`database.backend: postgres`), shared by the memory index. */
+  readonly pgPool?: import("pg").Pool;
 }
 
 /** Options of {@link attachMemory}. */
@@ -37,6 +39,8 @@ export function attachMemory(host: MemoryHost, options: AttachMemoryOptions = {}
   const service = new MemoryService({
     config: section,
     dataDir: host.dataDir,
+    database: config?.database,
+    pgPool: host.pgPool,
     models: (config?.models ?? []) as Array<{ name?: string; model?: string; api_key?: string | null; base_url?: string | null }>,
     resolveModel: (name) => {
       const current = host.config();

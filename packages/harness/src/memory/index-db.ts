@@ -1,5 +1,5 @@
 /**
- * The memory index: one SQLite file (`{base}/memory.db`) with an FTS5 table
+ * The SQLite memory index: one file (`{base}/memory.db`) with an FTS5 table
  * per scope over fact contents (BM25 relevance), fact embeddings (hybrid ranking), recall
  * statistics (hybrid-v1 eviction), thread summaries (tier 2, also FTS5),
  * knowledge-graph triples (tier 3) and the per-user on/off switch. Facts are
@@ -12,13 +12,13 @@ import Database from "better-sqlite3";
 import { createHash, randomBytes } from "node:crypto";
 import { contentWords, ftsQuery, normalizeEntity } from "./query-terms";
 import type { FactUsage } from "./eviction";
+import type { MemoryIndex, ScoredId, TripleInput } from "./index-types";
 import type { MemoryFact, MemoryTriple, ThreadSummary } from "./types";
 
-/** A BM25 hit (higher `score` is more relevant). */
-export interface ScoredId {
-  id: string;
-  score: number;
-}
+export type { MemoryIndex, ScoredId } from "./index-types";
+
+/** Sibling of a memory base dir where the SQLite index lives. */
+export const MEMORY_DB_FILE = "memory.db";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS indexed_scopes (scope TEXT PRIMARY KEY, signature TEXT NOT NULL, fact_count INTEGER NOT NULL DEFAULT 0);
@@ -70,8 +70,8 @@ const phrase = (w: string) => `"${w.replace(/"/g, '""')}"`;
 
 const rowToTriple = (r: TripleRow): MemoryTriple => ({ id: r.id, subject: r.subject, relation: r.relation, object: r.object, confidence: r.confidence, createdAt: r.created_at, source: r.source, supersededBy: r.superseded_by });
 
-/** The SQLite side of memory. */
-export class MemoryIndex {
+/** The SQLite side of memory (synchronous: every method answers at once). */
+export class SqliteMemoryIndex implements MemoryIndex {
   readonly db: Database.Database;
   private readonly entityCache = new Map<string, string[]>();
   private readonly factTables = new Map<string, FactTable>();
@@ -253,7 +253,7 @@ export class MemoryIndex {
    * `supersede`, active triples with the same subject and relation but another
    * object are marked as replaced by the new one.
    */
-  addTriple(scope: string, t: { subject: string; relation: string; object: string; confidence: number; source: string }, supersede: boolean, when = new Date().toISOString()): string {
+  addTriple(scope: string, t: TripleInput, supersede: boolean, when = new Date().toISOString()): string {
     const s = normalizeEntity(t.subject);
     const r = normalizeEntity(t.relation);
     const o = normalizeEntity(t.object);

@@ -6,7 +6,7 @@
  */
 import type { MemoryEmbedder } from "./embeddings";
 import { cosine } from "./embeddings";
-import type { MemoryIndex, ScoredId } from "./index-db";
+import type { MemoryIndex, ScoredId } from "./index-types";
 import { rankFactHits } from "./injection";
 import type { MemoryDocument, MemoryTriple, ThreadSummary } from "./types";
 
@@ -58,21 +58,21 @@ export function semanticHits(vectors: Map<string, Float32Array>, q: Float32Array
 }
 
 /** Recall facts, relations and earlier threads for `query`. */
-export function recallFor(input: RecallInput): Recall {
+export async function recallFor(input: RecallInput): Promise<Recall> {
   const { index, scope, doc, query } = input;
   if (!query.trim()) return { relevantFactIds: [], triples: [], threadSummaries: [] };
-  const lexical = index.searchFacts(scope, query);
+  const lexical = await index.searchFacts(scope, query);
   let hits = lexical;
   if (input.embedder && input.queryVector) {
-    const semantic = semanticHits(index.vectors(scope, input.embedder.model), input.queryVector);
+    const semantic = semanticHits(await index.vectors(scope, input.embedder.model), input.queryVector);
     if (semantic.length) hits = fuseRankings(lexical, semantic);
   }
-  const triples = input.graph ? index.recallTriples(scope, query) : [];
+  const triples = input.graph ? await index.recallTriples(scope, query) : [];
   let threadSummaries: ThreadSummary[] = [];
   if (input.threads) {
-    const ids = index.searchThreadSummaries(scope, query, MAX_THREADS + 1).map((h) => h.id).filter((id) => id !== input.threadId);
+    const ids = (await index.searchThreadSummaries(scope, query, MAX_THREADS + 1)).map((h) => h.id).filter((id) => id !== input.threadId);
     if (ids.length) {
-      const all = new Map(index.threadSummaries(scope).map((s) => [s.threadId, s]));
+      const all = new Map((await index.threadSummaries(scope)).map((s) => [s.threadId, s]));
       threadSummaries = ids.slice(0, MAX_THREADS).flatMap((id) => (all.has(id) ? [all.get(id)!] : []));
     }
   }

@@ -1,11 +1,13 @@
 /**
  * `MemoryService`: the one object a host builds for long-term memory. It owns
- * the `memory.json` storage, the SQLite index, the update queue and the
+ * the `memory.json` storage, the index (SQLite, or PostgreSQL with
+ * `database.backend: postgres`), the update queue and the
  * updater; gives DynamicContext its `provider`; takes finished conversations
  * through `enqueue` (the Memory middleware calls it); serves the HTTP API's
  * operations; and must be `flush`ed/`close`d before the process exits.
  */
 import path from "node:path";
+import type pg from "pg";
 import type { MemoryInjection, MemoryProvider, MemoryRequest } from "../middlewares/dynamic-context";
 import type { Message } from "../messages";
 import { factContentKey, newFactId } from "./apply";
@@ -14,7 +16,9 @@ import type { ResolvedMemoryConfig } from "./config";
 import { createEmbedder } from "./embeddings";
 import type { EmbeddingModelEntry, MemoryEmbedder } from "./embeddings";
 import { selectForCapacity } from "./eviction";
-import { MemoryIndex } from "./index-db";
+import type { MemoryIndex } from "./index-types";
+import { openMemoryIndex } from "./open-index";
+import type { MemoryDatabase } from "./open-index";
 import { leastTrusted } from "./provenance";
 import type { FactProvenance } from "./provenance";
 import { formatMemoryInjection } from "./injection";
@@ -52,6 +56,12 @@ export interface MemoryServiceOptions {
   models?: readonly EmbeddingModelEntry[];
   /** File operations (tests simulate crashes). */
   fileOps?: MemoryFileOps;
+  /** `database:` of the config: with `backend: postgres` the index lives in PostgreSQL (no `memory.db`). */
+  database?: MemoryDatabase | null;
+  /** The process's PostgreSQL pool (the runtime's storage pool) for the index to share. */
+  pgPool?: pg.Pool;
+  /** An index to use instead of the configured one (tests). */
+  index?: MemoryIndex;
 }
 
 /** What `enqueue` did. */
@@ -88,6 +98,7 @@ export class MemoryService {
   private readonly logger: MemoryLogger;
   private readonly indexedDocs = new WeakSet<MemoryDocument>();
   private readonly embedJobs = new Set<Promise<void>>();
+  private enqueueChain: Promise<void> = Promise.resolve();
   private closed = false;
 
   constructor(options: MemoryServiceOptions) {
@@ -96,7 +107,7 @@ export class MemoryService {
     const b = this.config.backend;
     const base = b.storage_path ? path.resolve(options.dataDir, b.storage_path) : options.dataDir;
     this.storage = new MemoryFileStorage(base, options.fileOps);
-    this.index = new MemoryIndex(path.join(base, "memory.db"));
+    this.index = options.index ?? openMemoryIndex({ base, database: options.database, pgPool: options.pgPool, log: (m) => this.logger.warn(m) });
     this.embedder = options.embedder !== undefined ? options.embedder : b.embedding ? createEmbedder(b.embedding, options.models) : null;
     this.updater = new MemoryUpdater(this.config, this.storage, this.index, options.resolveModel, this.logger, { afterSave: (scope, doc) => this.afterSave(scope, doc) });
     this.queue = new MemoryUpdateQueue({
@@ -115,13 +126,32 @@ export class MemoryService {
 
   // ── Runs ──────────────────────────────────────────────────────────────
 
-  /** Queue a finished run's conversation for the updater (never throws). */
-  enqueue(input: { threadId: string; userId?: string | null; agentName?: string | null; messages: readonly Message[] }): EnqueueResult {
+  /**
+   * Queue a finished run's conversation for the updater. Enqueues are
+   * chained, so they reach the queue in call order even when the per-user
+   * switch is read from a database, and `flush` waits for those under way.
+   */
+  enqueue(input: { threadId: string; userId?: string | null; agentName?: string | null; messages: readonly Message[] }): Promise<EnqueueResult> {
+    const job = this.enqueueChain.then(() => this.enqueueNow(input));
+    this.enqueueChain = job.then(
+      () => undefined,
+      () => undefined,
+    );
+    return job;
+  }
+
+  private async enqueueNow(input: { threadId: string; userId?: string | null; agentName?: string | null; messages: readonly Message[] }): Promise<EnqueueResult> {
     const userId = input.userId || "default";
     const none = (reason: string): EnqueueResult => ({ queued: false, reason, signals: [] });
     if (this.closed || !this.config.enabled) return none("disabled");
     if (this.config.mode === "tool") return none("tool_mode");
-    if (!this.isUserEnabled(userId)) return none("user_disabled");
+    try {
+      if (!(await this.isUserEnabled(userId))) return none("user_disabled");
+    } catch (err) {
+      // an unreachable index must not fail the run that finished: this turn is not learnt
+      this.logger.warn(`memory: could not read the switch of user ${userId}: ${err instanceof Error ? err.message : String(err)}`);
+      return none("index_unavailable");
+    }
     const filtered = filterMessagesForMemory(input.messages);
     if (!filtered.length) return none("empty");
     const turns = filterTrivial(filtered);
@@ -141,6 +171,7 @@ export class MemoryService {
 
   /** Run every pending update now and wait (process exit, tests). */
   async flush(): Promise<void> {
+    await this.enqueueChain;
     await this.queue.flush();
     while (this.embedJobs.size) await Promise.all([...this.embedJobs]);
   }
@@ -148,41 +179,42 @@ export class MemoryService {
   /** Flush within `shutdown_flush_timeout_seconds`, then release the index. */
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.enqueueChain;
     const ok = await this.queue.close(this.config.shutdown_flush_timeout_seconds * 1000);
     if (!ok) this.logger.warn(`memory: pending updates were not finished within ${this.config.shutdown_flush_timeout_seconds}s at shutdown`);
     await Promise.allSettled([...this.embedJobs]);
     this.closed = true;
-    this.index.close();
+    await this.index.close();
   }
 
   // ── Injection ─────────────────────────────────────────────────────────
 
-  private ensureIndexed(scope: MemoryScope, doc: MemoryDocument): void {
+  private async ensureIndexed(scope: MemoryScope, doc: MemoryDocument): Promise<void> {
     if (this.indexedDocs.has(doc)) return;
     const sig = `${doc.revision}:${doc.lastUpdated}:${doc.facts.length}`;
-    this.index.syncFacts(scopeKey(scope), sig, doc.facts);
+    await this.index.syncFacts(scopeKey(scope), sig, doc.facts);
     this.indexedDocs.add(doc);
     this.scheduleEmbedding(scope, doc);
   }
 
   private async afterSave(scope: MemoryScope, doc: MemoryDocument): Promise<void> {
-    this.ensureIndexed(scope, doc);
+    await this.ensureIndexed(scope, doc);
   }
 
   private scheduleEmbedding(scope: MemoryScope, doc: MemoryDocument): void {
     const embedder = this.embedder;
     if (!embedder || !doc.facts.length) return;
     const sk = scopeKey(scope);
-    const have = this.index.vectorKeys(sk, embedder.model);
-    const missing = doc.facts.filter((f) => have.get(f.id) !== factContentKey(f.content));
-    if (!missing.length) return;
     const job = (async () => {
       try {
+        const have = await this.index.vectorKeys(sk, embedder.model);
+        const missing = doc.facts.filter((f) => have.get(f.id) !== factContentKey(f.content));
+        if (!missing.length) return;
         const vecs = await embedder.embed(missing.map((f) => f.content));
         if (this.closed) return;
-        this.index.putVectors(sk, embedder.model, missing.map((f, i) => ({ id: f.id, contentKey: factContentKey(f.content), vec: vecs[i] })));
+        await this.index.putVectors(sk, embedder.model, missing.map((f, i) => ({ id: f.id, contentKey: factContentKey(f.content), vec: vecs[i] })));
       } catch (err) {
-        this.logger.warn(`memory: embedding ${missing.length} facts failed (lexical ranking still works): ${err instanceof Error ? err.message : String(err)}`);
+        this.logger.warn(`memory: embedding facts failed (lexical ranking still works): ${err instanceof Error ? err.message : String(err)}`);
       }
     })();
     this.embedJobs.add(job);
@@ -200,7 +232,7 @@ export class MemoryService {
     const relevance = b.retrieval_adapter === "fts5";
     let recall = { relevantFactIds: [] as string[], triples: [] as MemoryTriple[], threadSummaries: [] as ThreadSummary[] };
     if (relevance && query.trim()) {
-      this.ensureIndexed(scope, doc);
+      await this.ensureIndexed(scope, doc);
       let queryVector: Float32Array | null = null;
       if (this.embedder && includeFacts) {
         try {
@@ -209,16 +241,17 @@ export class MemoryService {
           this.logger.warn(`memory: query embedding failed, ranking lexically: ${err instanceof Error ? err.message : String(err)}`);
         }
       }
-      recall = recallFor({ index: this.index, scope: scopeKey(scope), doc, query, threadId: options.threadId, embedder: this.embedder, queryVector, graph: b.knowledge_graph_enabled, threads: b.thread_summaries_enabled });
+      recall = await recallFor({ index: this.index, scope: scopeKey(scope), doc, query, threadId: options.threadId, embedder: this.embedder, queryVector, graph: b.knowledge_graph_enabled, threads: b.thread_summaries_enabled });
     }
     const out = formatMemoryInjection({ doc, cfg: b, relevantFactIds: includeFacts ? recall.relevantFactIds : [], triples: recall.triples, threadSummaries: recall.threadSummaries, includeFacts });
-    if (out.report.factIds.length && b.fact_eviction_policy === "hybrid-v1") this.index.recordAccess(scopeKey(scope), out.report.factIds);
+    if (out.report.factIds.length && b.fact_eviction_policy === "hybrid-v1") await this.index.recordAccess(scopeKey(scope), out.report.factIds);
     return out;
   }
 
   private async provide(scope: MemoryScope, request?: MemoryRequest): Promise<MemoryInjection | null> {
-    if (this.closed || !this.config.enabled || !this.config.injection_enabled || !this.isUserEnabled(scope.userId)) return null;
+    if (this.closed || !this.config.enabled || !this.config.injection_enabled) return null;
     try {
+      if (!(await this.isUserEnabled(scope.userId))) return null;
       const out = await this.recall(scope, request?.query ?? "", { threadId: request?.threadId });
       if (!out.text) return null;
       return { text: `<memory>\n${out.text}\n</memory>`, report: out.report };
@@ -232,13 +265,13 @@ export class MemoryService {
   // ── Per-user switch ───────────────────────────────────────────────────
 
   /** Whether memory is on for a user (default on). */
-  isUserEnabled(userId: string): boolean {
+  async isUserEnabled(userId: string): Promise<boolean> {
     return this.index.userEnabled(userId);
   }
 
   /** Turn memory on or off for a user: off = nothing injected, nothing learnt. */
-  setUserEnabled(userId: string, enabled: boolean): void {
-    this.index.setUserEnabled(userId, enabled);
+  async setUserEnabled(userId: string, enabled: boolean): Promise<void> {
+    await this.index.setUserEnabled(userId, enabled);
   }
 
   // ── Management API (DeerFlow's MemoryManager operations) ────────────────
@@ -255,16 +288,16 @@ export class MemoryService {
   }
 
   /** Delete everything remembered for the scope (facts, summaries, thread summaries, relations). */
-  clearMemory(scope: MemoryScope): MemoryDocument {
+  async clearMemory(scope: MemoryScope): Promise<MemoryDocument> {
     const current = this.storage.load(scope);
     const doc = this.storage.save(scope, { ...emptyMemoryDocument(), revision: current.revision }, current.revision);
-    this.index.clearScope(scopeKey(scope));
-    this.ensureIndexed(scope, doc);
+    await this.index.clearScope(scopeKey(scope));
+    await this.ensureIndexed(scope, doc);
     return structuredClone(doc);
   }
 
   /** Replace the scope's memory with an exported document (facts are validated; the capacity policy applies). */
-  importMemory(scope: MemoryScope, data: unknown): MemoryDocument {
+  async importMemory(scope: MemoryScope, data: unknown): Promise<MemoryDocument> {
     const r = (data && typeof data === "object" ? data : {}) as Record<string, any>;
     const doc = emptyMemoryDocument();
     for (const k of Object.keys(doc.user) as Array<keyof MemoryDocument["user"]>) if (typeof r.user?.[k]?.summary === "string") doc.user[k] = { summary: r.user[k].summary, updatedAt: String(r.user[k].updatedAt ?? "") };
@@ -281,7 +314,7 @@ export class MemoryService {
     doc.facts = selectForCapacity(facts, this.config.backend).kept;
     const current = this.storage.load(scope);
     const saved = this.storage.save(scope, doc, current.revision);
-    this.ensureIndexed(scope, saved);
+    await this.ensureIndexed(scope, saved);
     return structuredClone(saved);
   }
 
@@ -290,10 +323,10 @@ export class MemoryService {
     return this.getMemory(scope);
   }
 
-  private mutate(scope: MemoryScope, fn: (doc: MemoryDocument) => MemoryDocument): MemoryDocument {
+  private async mutate(scope: MemoryScope, fn: (doc: MemoryDocument) => MemoryDocument): Promise<MemoryDocument> {
     const current = this.storage.load(scope);
     const saved = this.storage.save(scope, fn(structuredClone(current)), current.revision);
-    this.ensureIndexed(scope, saved);
+    await this.ensureIndexed(scope, saved);
     return structuredClone(saved);
   }
 
@@ -301,14 +334,14 @@ export class MemoryService {
    * Add a fact by hand (source `manual`).
    * @throws MemoryFactError on empty content, a bad confidence, a duplicate, or when the capacity policy evicts it.
    */
-  createFact(scope: MemoryScope, input: FactInput): { memory: MemoryDocument; factId: string } {
+  async createFact(scope: MemoryScope, input: FactInput): Promise<{ memory: MemoryDocument; factId: string }> {
     const content = (input.content ?? "").trim();
     if (!content) throw new MemoryFactError("memory_fact_invalid", "Memory fact content cannot be empty.");
     const confidence = input.confidence ?? 0.5;
     if (!Number.isFinite(confidence) || confidence < 0 || confidence > 1) throw new MemoryFactError("memory_fact_invalid", "Invalid confidence value; must be between 0 and 1.");
     const key = factContentKey(content);
     const id = newFactId();
-    const memory = this.mutate(scope, (doc) => {
+    const memory = await this.mutate(scope, (doc) => {
       if (doc.facts.some((f) => factContentKey(f.content) === key)) throw new MemoryFactError("memory_fact_duplicate", "A fact with the same content already exists.");
       const fact: MemoryFact = { id, content, category: input.category?.trim() || "context", confidence, createdAt: new Date().toISOString(), source: "manual", ...(input.provenance && input.provenance !== "user" ? { provenance: input.provenance } : {}) };
       const kept = selectForCapacity([...doc.facts, fact], this.config.backend).kept;
@@ -322,7 +355,7 @@ export class MemoryService {
    * Change a fact; omitted fields keep their values.
    * @throws MemoryFactError (not found, invalid, duplicate).
    */
-  updateFact(scope: MemoryScope, factId: string, patch: Partial<FactInput>): MemoryDocument {
+  async updateFact(scope: MemoryScope, factId: string, patch: Partial<FactInput>): Promise<MemoryDocument> {
     if (patch.confidence !== undefined && (!Number.isFinite(patch.confidence) || patch.confidence < 0 || patch.confidence > 1)) throw new MemoryFactError("memory_fact_invalid", "Invalid confidence value; must be between 0 and 1.");
     if (patch.content !== undefined && !patch.content.trim()) throw new MemoryFactError("memory_fact_invalid", "Memory fact content cannot be empty.");
     return this.mutate(scope, (doc) => {
@@ -343,7 +376,7 @@ export class MemoryService {
    * Remove a fact.
    * @throws MemoryFactError when there is no such fact.
    */
-  deleteFact(scope: MemoryScope, factId: string): MemoryDocument {
+  async deleteFact(scope: MemoryScope, factId: string): Promise<MemoryDocument> {
     return this.mutate(scope, (doc) => {
       if (!doc.facts.some((f) => f.id === factId)) throw new MemoryFactError("memory_fact_not_found", `Memory fact '${factId}' not found.`);
       return { ...doc, facts: doc.facts.filter((f) => f.id !== factId) };
@@ -351,11 +384,11 @@ export class MemoryService {
   }
 
   /** Facts matching a query, most relevant first (the `memory_search` tool). */
-  search(scope: MemoryScope, query: string, options: { limit?: number; category?: string | null } = {}): MemoryFact[] {
+  async search(scope: MemoryScope, query: string, options: { limit?: number; category?: string | null } = {}): Promise<MemoryFact[]> {
     const doc = this.storage.load(scope);
-    this.ensureIndexed(scope, doc);
+    await this.ensureIndexed(scope, doc);
     const byId = new Map(doc.facts.map((f) => [f.id, f]));
-    let hits = this.index.searchFacts(scopeKey(scope), query).flatMap((h) => (byId.has(h.id) ? [byId.get(h.id)!] : []));
+    let hits = (await this.index.searchFacts(scopeKey(scope), query)).flatMap((h) => (byId.has(h.id) ? [byId.get(h.id)!] : []));
     if (!hits.length && query.trim()) {
       // Words too common for BM25 ("the", "user"): fall back to a substring match.
       const q = query.trim().toLowerCase();
@@ -366,19 +399,19 @@ export class MemoryService {
   }
 
   /** A thread was deleted: drop its pending update and forget its summary (facts learnt from it stay, as in DeerFlow). */
-  forgetThread(threadId: string, userId: string): void {
+  async forgetThread(threadId: string, userId: string): Promise<void> {
     if (this.closed) return;
     this.queue.dropThread(threadId, userId || "default");
-    this.index.deleteThread(userId || "default", threadId);
+    await this.index.deleteThread(userId || "default", threadId);
   }
 
   /** Relations stored for a scope (superseded ones included). */
-  relations(scope: MemoryScope): MemoryTriple[] {
+  async relations(scope: MemoryScope): Promise<MemoryTriple[]> {
     return this.index.triples(scopeKey(scope));
   }
 
   /** Thread summaries stored for a scope, newest first. */
-  threadSummaries(scope: MemoryScope): ThreadSummary[] {
+  async threadSummaries(scope: MemoryScope): Promise<ThreadSummary[]> {
     return this.index.threadSummaries(scopeKey(scope));
   }
 

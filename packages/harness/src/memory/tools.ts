@@ -47,9 +47,9 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
       category: z.string().nullish().describe('Only facts of this category, e.g. "preference" or "correction".'),
       limit: z.number().int().min(1).max(100).default(10).describe("Maximum results (default 10)."),
     }),
-    execute: (args, rt) => {
+    execute: async (args, rt) => {
       try {
-        const results = service.search(scopeOf(rt), args.query, { limit: args.limit, category: args.category });
+        const results = await service.search(scopeOf(rt), args.query, { limit: args.limit, category: args.category });
         return JSON.stringify({ results, count: results.length });
       } catch (err) {
         return fail(err);
@@ -64,9 +64,9 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
       category: z.string().default("context").describe('Category, e.g. "preference", "correction", "behavior", "context".'),
       confidence: z.number().min(0).max(1).default(0.7).describe("How sure you are, 0-1: higher for explicit statements."),
     }),
-    execute: (args, rt) => {
+    execute: async (args, rt) => {
       try {
-        const { factId } = service.createFact(scopeOf(rt), { ...args, provenance: judgeWrite(rt, args.content) });
+        const { factId } = await service.createFact(scopeOf(rt), { ...args, provenance: judgeWrite(rt, args.content) });
         return JSON.stringify({ fact_id: factId, status: "added" });
       } catch (err) {
         return fail(err);
@@ -82,10 +82,10 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
       category: z.string().nullish().describe("New category."),
       confidence: z.number().min(0).max(1).nullish().describe("New confidence 0-1."),
     }),
-    execute: (args, rt) => {
+    execute: async (args, rt) => {
       try {
         const provenance = args.content ? judgeWrite(rt, args.content) : undefined;
-        service.updateFact(scopeOf(rt), args.fact_id, { content: args.content ?? undefined, category: args.category ?? undefined, confidence: args.confidence ?? undefined, provenance });
+        await service.updateFact(scopeOf(rt), args.fact_id, { content: args.content ?? undefined, category: args.category ?? undefined, confidence: args.confidence ?? undefined, provenance });
         return JSON.stringify({ fact_id: args.fact_id, status: "updated" });
       } catch (err) {
         return fail(err);
@@ -96,9 +96,9 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
     name: "memory_delete",
     description: "Forget a remembered fact by id (find it with memory_search first). Returns JSON {fact_id, status: \"deleted\"}.",
     schema: z.object({ fact_id: z.string().describe("The fact's id.") }),
-    execute: (args, rt) => {
+    execute: async (args, rt) => {
       try {
-        service.deleteFact(scopeOf(rt), args.fact_id);
+        await service.deleteFact(scopeOf(rt), args.fact_id);
         return JSON.stringify({ fact_id: args.fact_id, status: "deleted" });
       } catch (err) {
         return fail(err);

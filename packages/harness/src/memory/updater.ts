@@ -16,7 +16,7 @@ import { detectSignals, feedEvidence, formatConversation } from "./message-filte
 import { hasUntrusted } from "./provenance";
 import type { MemoryTurn } from "./message-filter";
 import type { MemoryQueueItem } from "./queue";
-import type { MemoryIndex } from "./index-db";
+import type { MemoryIndex } from "./index-types";
 import { MemoryConflictError, scopeKey } from "./storage";
 import type { MemoryFileStorage } from "./storage";
 import { buildUpdaterPrompt } from "./updater-prompt";
@@ -127,7 +127,7 @@ export class MemoryUpdater {
       const untrusted = hasUntrusted(evidence);
       let saved: MemoryDocument | null = null;
       for (let attempt = 0; attempt < 3 && !saved; attempt++) {
-        const usage = cfg.fact_eviction_policy === "hybrid-v1" ? this.index.usage(scopeKey(scope)) : undefined;
+        const usage = cfg.fact_eviction_policy === "hybrid-v1" ? await this.index.usage(scopeKey(scope)) : undefined;
         const result = applyMemoryUpdate(current, update, { cfg, threadId: item.threadId, signals, usage, evidence });
         try {
           saved = this.storage.save(scope, result.doc, current.revision);
@@ -139,9 +139,9 @@ export class MemoryUpdater {
       const sk = scopeKey(scope);
       // Recalled summaries and relations are injected too: from a turn with tool output or uploads they may not instruct.
       const instructs = (text: string) => untrusted && instructionProblem(text, evidence.userText) !== null;
-      if (cfg.thread_summaries_enabled && update.threadSummary && !instructs(update.threadSummary)) this.index.putThreadSummary(sk, item.threadId, update.threadSummary);
+      if (cfg.thread_summaries_enabled && update.threadSummary && !instructs(update.threadSummary)) await this.index.putThreadSummary(sk, item.threadId, update.threadSummary);
       if (cfg.knowledge_graph_enabled) {
-        for (const r of update.relations.filter((t) => !instructs(`${t.subject} ${t.relation} ${t.object}`))) this.index.addTriple(sk, { ...r, source: item.threadId }, r.correction || signals.has("correction"));
+        for (const r of update.relations.filter((t) => !instructs(`${t.subject} ${t.relation} ${t.object}`))) await this.index.addTriple(sk, { ...r, source: item.threadId }, r.correction || signals.has("correction"));
       }
       await this.hooks.afterSave(scope, saved!);
       this.setWatermark(key, item.turns[item.turns.length - 1]);

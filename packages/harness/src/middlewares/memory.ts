@@ -5,7 +5,7 @@ import { parseMiddlewareOptions } from "./zod-options";
 
 /** Where finished conversations go (the memory service's `enqueue`). */
 export interface MemorySink {
-  enqueue(input: { threadId: string; userId?: string | null; agentName?: string | null; messages: readonly Message[] }): { queued: boolean; reason?: string; signals?: string[] } | void;
+  enqueue(input: { threadId: string; userId?: string | null; agentName?: string | null; messages: readonly Message[] }): { queued: boolean; reason?: string; signals?: string[] } | void | Promise<{ queued: boolean; reason?: string; signals?: string[] } | void>;
 }
 
 const optionsSchema = z.object({
@@ -35,7 +35,9 @@ export function createMemoryMiddleware(options: MemoryMiddlewareOptions): AgentM
       const { userId, agentName } = runtime.context.identity;
       const agent = o.agent_name ?? agentName;
       try {
-        sink.enqueue({ threadId: runtime.threadId, userId, agentName: agent, messages: state.messages });
+        const queued = sink.enqueue({ threadId: runtime.threadId, userId, agentName: agent, messages: state.messages });
+        // the run does not wait for memory (its index may be a database away), nor fail with it
+        if (queued instanceof Promise) queued.catch(() => undefined);
       } catch {
         // Memory is best-effort: a failure here must not fail the run (the next turn re-feeds the conversation).
       }

@@ -39,11 +39,11 @@ describe("hybrid ranking with embeddings (AI SDK embedding model against the scr
       const scope = { userId: "u", agentName: null };
       const facts = Array.from({ length: 200 }, (_, i) => ({ id: `fact_${String(i).padStart(8, "0")}`, content: `User drives a blue vehicle number ${i}`, category: "context", confidence: 0.95 }));
       facts.push({ id: "fact_target01", content: "Kitten Mochi only eats salmon", category: "context", confidence: 0.7 });
-      h.service.importMemory(scope, { facts });
+      await h.service.importMemory(scope, { facts });
       await h.service.flush(); // embeddings are computed in the background
       const lexicalOnly = await (async () => {
         const l = scriptedService([], { memory: { backend_config: { max_facts: 1000, max_injection_tokens: 300 } } });
-        l.service.importMemory(scope, { facts });
+        await l.service.importMemory(scope, { facts });
         const r = await l.service.recall(scope, "What does my feline like for dinner?");
         await l.dispose();
         return r;
@@ -62,7 +62,7 @@ describe("hybrid ranking with embeddings (AI SDK embedding model against the scr
     const h = scriptedService([], { memory: { backend_config: { embedding: { model: "e", base_url: "http://127.0.0.1:9/v1", api_key: "x" } } } });
     try {
       const scope = { userId: "u", agentName: null };
-      h.service.importMemory(scope, { facts: [{ id: "fact_00000001", content: "User's cat is Mochi", confidence: 0.9 }] });
+      await h.service.importMemory(scope, { facts: [{ id: "fact_00000001", content: "User's cat is Mochi", confidence: 0.9 }] });
       await h.service.flush();
       const r = await h.service.recall(scope, "What is my cat's name?");
       expect(r.report.factIds).toEqual(["fact_00000001"]);

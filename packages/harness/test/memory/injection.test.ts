@@ -51,7 +51,7 @@ describe("memory injection", () => {
     const h = scriptedService([], { memory: { backend_config: { max_facts: 5000 } } });
     try {
       const scope = { userId: "u", agentName: null };
-      h.service.importMemory(scope, { facts });
+      await h.service.importMemory(scope, { facts });
       expect(h.service.getMemory(scope).facts).toHaveLength(1001);
       const baseline = formatMemoryInjection({ doc: h.service.getMemory(scope), cfg });
       expect(baseline.report.factIds).not.toContain("fact_target01");
@@ -64,7 +64,7 @@ describe("memory injection", () => {
       expect(ours.report.factIds.length).toBeGreaterThan(20);
       // retrieval_adapter "" is DeerFlow's confidence-only order.
       const h2 = scriptedService([], { memory: { backend_config: { retrieval_adapter: "", max_facts: 5000 } } });
-      h2.service.importMemory(scope, { facts });
+      await h2.service.importMemory(scope, { facts });
       expect((await h2.service.recall(scope, "What is my cat called?")).report.factIds).not.toContain("fact_target01");
       await h2.dispose();
     } finally {
@@ -77,7 +77,7 @@ describe("memory injection", () => {
     try {
       const scope = { userId: "u", agentName: null };
       const mk = (id: string, confidence: number, createdAt: string): MemoryFact => ({ id, content: "User drinks oolong tea", category: "preference", confidence, createdAt, source: "t" });
-      h.service.importMemory(scope, { facts: [mk("fact_a0000001", 0.8, "2026-01-01T00:00:00Z")] });
+      await h.service.importMemory(scope, { facts: [mk("fact_a0000001", 0.8, "2026-01-01T00:00:00Z")] });
       const doc = h.service.getMemory(scope);
       const { rankFactHits } = await import("../../src/memory/injection");
       const d2 = { ...doc, facts: [mk("fact_a", 0.8, "2026-01-01"), mk("fact_b", 0.9, "2025-01-01"), mk("fact_c", 0.8, "2026-06-01")] };
@@ -91,11 +91,11 @@ describe("memory injection", () => {
     const h = scriptedService([], { memory: { mode: "tool" } });
     try {
       const scope = { userId: "u", agentName: null };
-      h.service.importMemory(scope, { user: { workContext: { summary: "Works at Acme" } }, facts: [proposedFact("User likes tea")].map((f, i) => ({ ...f, id: `fact_0000000${i}` })) });
+      await h.service.importMemory(scope, { user: { workContext: { summary: "Works at Acme" } }, facts: [proposedFact("User likes tea")].map((f, i) => ({ ...f, id: `fact_0000000${i}` })) });
       const res = await h.service.provider("u", null, { query: "tea?", threadId: "t", runId: "r" });
       expect(typeof res === "object" && res?.text).toContain("Works at Acme");
       expect(typeof res === "object" && res?.text).not.toContain("tea");
-      expect(h.service.enqueue({ threadId: "t", userId: "u", messages: [] })).toMatchObject({ queued: false, reason: "tool_mode" });
+      expect(await h.service.enqueue({ threadId: "t", userId: "u", messages: [] })).toMatchObject({ queued: false, reason: "tool_mode" });
     } finally {
       await h.dispose();
     }
@@ -105,11 +105,11 @@ describe("memory injection", () => {
     const h = scriptedService([updaterJson({ newFacts: [proposedFact("User likes tea")] })]);
     try {
       const scope = { userId: "u", agentName: null };
-      h.service.importMemory(scope, { facts: [{ id: "fact_00000001", content: "User likes coffee", confidence: 0.9 }] });
-      h.service.setUserEnabled("u", false);
+      await h.service.importMemory(scope, { facts: [{ id: "fact_00000001", content: "User likes coffee", confidence: 0.9 }] });
+      await h.service.setUserEnabled("u", false);
       expect(await h.service.provider("u", null, { query: "coffee", threadId: "t", runId: "r" })).toBeNull();
-      expect(h.service.enqueue({ threadId: "t", userId: "u", messages: [{ type: "human", content: "I like tea", id: "h", additional_kwargs: {}, response_metadata: {} } as never] })).toMatchObject({ queued: false, reason: "user_disabled" });
-      h.service.setUserEnabled("u", true);
+      expect(await h.service.enqueue({ threadId: "t", userId: "u", messages: [{ type: "human", content: "I like tea", id: "h", additional_kwargs: {}, response_metadata: {} } as never] })).toMatchObject({ queued: false, reason: "user_disabled" });
+      await h.service.setUserEnabled("u", true);
       const res = await h.service.provider("u", null, { query: "coffee", threadId: "t", runId: "r" });
       expect(typeof res === "object" && res?.text).toMatch(/^<memory>\nFacts:\n- \[context \| 0.90\] User likes coffee\n<\/memory>$/);
     } finally {

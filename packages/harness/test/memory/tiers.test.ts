@@ -13,10 +13,10 @@ describe("memory tiers 2 and 3", () => {
       updaterJson({ threadSummary: "Debugged a memory leak in the Node.js ingestion worker." }),
     ]);
     try {
-      h.service.enqueue({ threadId: "trip", userId: "u", messages: [humanMessage("Help me plan a rail trip in Japan", { id: "h1" }), aiMessage("Here is a plan.", { id: "a1" })] });
-      h.service.enqueue({ threadId: "leak", userId: "u", messages: [humanMessage("My node worker leaks memory", { id: "h2" }), aiMessage("Check the cache.", { id: "a2" })] });
+      await h.service.enqueue({ threadId: "trip", userId: "u", messages: [humanMessage("Help me plan a rail trip in Japan", { id: "h1" }), aiMessage("Here is a plan.", { id: "a1" })] });
+      await h.service.enqueue({ threadId: "leak", userId: "u", messages: [humanMessage("My node worker leaks memory", { id: "h2" }), aiMessage("Check the cache.", { id: "a2" })] });
       await h.service.flush();
-      expect(h.service.threadSummaries(scope).map((s) => s.threadId).sort()).toEqual(["leak", "trip"]);
+      expect((await h.service.threadSummaries(scope)).map((s) => s.threadId).sort()).toEqual(["leak", "trip"]);
       const other = await h.service.recall(scope, "Which cities did we pick for the Japan rail trip?", { threadId: "new" });
       expect(other.report.threadSummaryIds).toEqual(["trip"]);
       expect(other.text).toContain("Related conversations:\n- (");
@@ -24,11 +24,11 @@ describe("memory tiers 2 and 3", () => {
       const own = await h.service.recall(scope, "Which cities did we pick for the Japan rail trip?", { threadId: "trip" });
       expect(own.report.threadSummaryIds).toEqual([]);
       // Deleting a thread forgets its summary and drops its pending update.
-      h.service.enqueue({ threadId: "trip", userId: "u", messages: [humanMessage("One more stop: Nara", { id: "h3" }), aiMessage("Added.", { id: "a3" })] });
+      await h.service.enqueue({ threadId: "trip", userId: "u", messages: [humanMessage("One more stop: Nara", { id: "h3" }), aiMessage("Added.", { id: "a3" })] });
       expect(h.service.updaterStatus.pending).toBe(1);
-      h.service.forgetThread("trip", "u");
+      await h.service.forgetThread("trip", "u");
       expect(h.service.updaterStatus.pending).toBe(0);
-      expect(h.service.threadSummaries(scope).map((s) => s.threadId)).toEqual(["leak"]);
+      expect((await h.service.threadSummaries(scope)).map((s) => s.threadId)).toEqual(["leak"]);
     } finally {
       await h.dispose();
     }
@@ -47,19 +47,19 @@ describe("memory tiers 2 and 3", () => {
       updaterJson({ relations: [{ subject: "Project Falcon", relation: "uses", object: "Pulsar", correction: true }] }),
     ]);
     try {
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: [humanMessage("Alice manages Project Falcon, which uses Kafka. I report to Alice.", { id: "h1" }), aiMessage("Got it.", { id: "a1" })] });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: [humanMessage("Alice manages Project Falcon, which uses Kafka. I report to Alice.", { id: "h1" }), aiMessage("Got it.", { id: "a1" })] });
       await h.service.flush();
       const r1 = await h.service.recall(scope, "What does Project Falcon run on?");
       expect(r1.text).toContain("Relations:");
       expect(r1.text).toContain("- Project Falcon | uses | Kafka");
       expect(r1.text).toContain("- Alice | manages | Project Falcon");
       expect(r1.text).not.toContain("billing service");
-      h.service.enqueue({ threadId: "t2", userId: "u", messages: [humanMessage("Correction: Falcon moved from Kafka to Pulsar", { id: "h2" }), aiMessage("Updated.", { id: "a2" })] });
+      await h.service.enqueue({ threadId: "t2", userId: "u", messages: [humanMessage("Correction: Falcon moved from Kafka to Pulsar", { id: "h2" }), aiMessage("Updated.", { id: "a2" })] });
       await h.service.flush();
       const r2 = await h.service.recall(scope, "What does Project Falcon run on?");
       expect(r2.text).toContain("- Project Falcon | uses | Pulsar");
       expect(r2.text).not.toContain("Kafka");
-      const all = h.service.relations(scope);
+      const all = await h.service.relations(scope);
       const kafka = all.find((t) => t.object === "Kafka")!;
       const pulsar = all.find((t) => t.object === "Pulsar")!;
       expect(kafka.supersededBy).toBe(pulsar.id);
@@ -73,7 +73,7 @@ describe("memory tiers 2 and 3", () => {
   it("through DynamicContext: the current message is the query, the block is a hidden role:user message, and the run records what was injected", async () => {
     const h = scriptedService([updaterJson({ newFacts: [proposedFact("User's dog is a beagle named Pixel", { category: "context" })] })]);
     try {
-      h.service.enqueue({ threadId: "t0", userId: "u1", messages: [humanMessage("My dog Pixel is a beagle", { id: "h" }), aiMessage("Cute!", { id: "a" })] });
+      await h.service.enqueue({ threadId: "t0", userId: "u1", messages: [humanMessage("My dog Pixel is a beagle", { id: "h" }), aiMessage("Cute!", { id: "a" })] });
       await h.service.flush();
       const mw = createDynamicContextMiddleware({ memoryProvider: h.service.provider });
       const rt = leadRuntime({ threadId: "t9" });

@@ -23,7 +23,7 @@ describe("memory updater (scripted model)", () => {
     });
     const h = scriptedService([answer]);
     try {
-      expect(h.service.enqueue({ threadId: "t1", userId: "alice", messages: convo("I prefer Python type hints; I work at Acme") }).queued).toBe(true);
+      expect((await h.service.enqueue({ threadId: "t1", userId: "alice", messages: convo("I prefer Python type hints; I work at Acme") })).queued).toBe(true);
       await h.service.flush();
       const doc = JSON.parse(readFileSync(path.join(h.dir, "users", "alice", "memory.json"), "utf8"));
       expect(doc).toMatchObject({ version: "1.0", revision: 1, user: { workContext: { summary: "Data engineer at Acme." }, topOfMind: { summary: "" } } });
@@ -43,7 +43,7 @@ describe("memory updater (scripted model)", () => {
   it("per-agent memory goes to users/{u}/agents/{agent}/memory.json", async () => {
     const h = scriptedService([updaterJson({ newFacts: [proposedFact("User writes in British English")] })]);
     try {
-      h.service.enqueue({ threadId: "t1", userId: "bob", agentName: "Writer", messages: convo("I write in British English") });
+      await h.service.enqueue({ threadId: "t1", userId: "bob", agentName: "Writer", messages: convo("I write in British English") });
       await h.service.flush();
       const doc = JSON.parse(readFileSync(path.join(h.dir, "users", "bob", "agents", "writer", "memory.json"), "utf8"));
       expect(doc.facts.map((f: MemoryFact) => f.content)).toEqual(["User writes in British English"]);
@@ -57,12 +57,12 @@ describe("memory updater (scripted model)", () => {
     const h = scriptedService(["Sure! Here is the memory: {not json", updaterJson({ newFacts: [proposedFact("User likes hiking")] })]);
     try {
       const first = convo("I like hiking on weekends");
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: first });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: first });
       await h.service.flush();
       expect(h.service.getMemory({ userId: "u", agentName: null }).facts).toEqual([]);
       expect(h.warnings.join("\n")).toMatch(/No valid memory update JSON/);
       expect(h.service.updaterStatus.updatesFailed).toBe(1);
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: [...first, humanMessage("And I run marathons", { id: "h2" }), aiMessage("Great.", { id: "a2" })] });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: [...first, humanMessage("And I run marathons", { id: "h2" }), aiMessage("Great.", { id: "a2" })] });
       await h.service.flush();
       expect(h.service.getMemory({ userId: "u", agentName: null }).facts.map((f) => f.content)).toEqual(["User likes hiking"]);
       // The retry saw the failed turn again (the watermark had not moved).
@@ -76,9 +76,9 @@ describe("memory updater (scripted model)", () => {
     const h = scriptedService(["```json\n" + updaterJson({ newFacts: [proposedFact("User uses vim")] }) + "\n```", "<think>{</think>" + updaterJson()]);
     try {
       const first = convo("I use vim");
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: first });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: first });
       await h.service.flush();
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: [...first, humanMessage("What about emacs keybindings?", { id: "h9" }), aiMessage("They differ.", { id: "a9" })] });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: [...first, humanMessage("What about emacs keybindings?", { id: "h9" }), aiMessage("They differ.", { id: "a9" })] });
       await h.service.flush();
       const second = JSON.stringify(h.model.requests[1].messages[1]);
       expect(second).toContain("emacs keybindings");
@@ -100,10 +100,10 @@ describe("memory updater (scripted model)", () => {
         }),
     ]);
     try {
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("Our team uses PostgreSQL") });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("Our team uses PostgreSQL") });
       await h.service.flush();
       oldId = h.service.getMemory({ userId: "u", agentName: null }).facts[0].id;
-      h.service.enqueue({ threadId: "t2", userId: "u", messages: convo("That's wrong, we use MySQL not PostgreSQL") });
+      await h.service.enqueue({ threadId: "t2", userId: "u", messages: convo("That's wrong, we use MySQL not PostgreSQL") });
       await h.service.flush();
       const facts = h.service.getMemory({ userId: "u", agentName: null }).facts;
       expect(facts.map((f) => [f.category, f.content])).toEqual([["correction", "User's team uses MySQL, not PostgreSQL"]]);
@@ -144,9 +144,9 @@ describe("memory updater (scripted model)", () => {
   it("reports once when extraction cannot run, and never throws into the caller", async () => {
     const h = scriptedService([], { resolveModel: () => { throw new Error("no models configured"); } });
     try {
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("I prefer dark mode") });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("I prefer dark mode") });
       await h.service.flush();
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("I prefer dark mode!") });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("I prefer dark mode!") });
       await h.service.flush();
       expect(h.warnings.filter((w) => w.includes("memory extraction cannot run"))).toHaveLength(1);
       expect(h.service.updaterStatus).toMatchObject({ extractionAvailable: false, updatesFailed: 2 });
@@ -161,8 +161,8 @@ describe("memory updater (scripted model)", () => {
       const old = new Date(Date.now() - 200 * 86_400_000).toISOString();
       const facts = ["a", "b", "c", "d"].map((x, i) => ({ id: `fact_0000000${i}`, content: `User likes hobby ${x}`, category: "preference", confidence: 0.8, createdAt: old }));
       facts.push({ id: "fact_00000009", content: "Never use tabs", category: "correction", confidence: 0.99, createdAt: old });
-      h.service.importMemory({ userId: "u", agentName: null }, { facts });
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("Tell me a joke about hobbies") });
+      await h.service.importMemory({ userId: "u", agentName: null }, { facts });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("Tell me a joke about hobbies") });
       await h.service.flush();
       const prompt = String(h.model.requests[0].messages[1].content);
       const stale = prompt.split("<stale_facts>")[1].split("</stale_facts>")[0];
@@ -182,7 +182,7 @@ describe("memory updater (scripted model)", () => {
   it("upload mentions never reach memory", async () => {
     const h = scriptedService([updaterJson({ user: { workContext: { summary: "Analyst. The user uploaded a CSV file for review. Works on sales.", shouldUpdate: true, scope: "user", authority: "descriptive" } }, newFacts: [proposedFact("User uploaded files to /mnt/user-data/uploads/a.csv"), proposedFact("User works with CSV files")] })]);
     try {
-      h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("I work with CSV files a lot") });
+      await h.service.enqueue({ threadId: "t1", userId: "u", messages: convo("I work with CSV files a lot") });
       await h.service.flush();
       const doc = h.service.getMemory({ userId: "u", agentName: null });
       expect(doc.facts.map((f) => f.content)).toEqual(["User works with CSV files"]);

@@ -28,7 +28,8 @@ function serviceResolver(ctx: GatewayContext): () => MemoryService {
     const own = ctx.runtime.extensions.memory;
     if (own) return own;
     if (!fallback) {
-      const svc = new MemoryService({ config: ctx.runtime.config()?.memory ?? {}, dataDir: ctx.runtime.dataDir, logger: { warn: (m) => ctx.options.log(`[memory] ${m}`) } });
+      const config = ctx.runtime.config();
+      const svc = new MemoryService({ config: config?.memory ?? {}, dataDir: ctx.runtime.dataDir, database: config?.database, pgPool: ctx.runtime.pgPool, logger: { warn: (m) => ctx.options.log(`[memory] ${m}`) } });
       ctx.runtime.onClose(() => svc.close());
       fallback = svc;
     }
@@ -70,43 +71,51 @@ export function registerMemoryRoutes(api: Hono, ctx: GatewayContext): void {
       toHttp(err);
     }
   };
+  /** `run` for operations that touch the index (a database away on PostgreSQL). */
+  const runAsync = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      toHttp(err);
+    }
+  };
 
   api.get("/memory", (c) => c.json(run(() => service().getMemory(scope(c)))));
   api.post("/memory/reload", (c) => c.json(run(() => service().reloadMemory(scope(c)))));
-  api.delete("/memory", (c) => c.json(run(() => service().clearMemory(scope(c)))));
+  api.delete("/memory", async (c) => c.json(await runAsync(() => service().clearMemory(scope(c)))));
   api.post("/memory/facts", async (c) => {
     const body = await readJson(c, factCreateSchema, 64 * 1024);
-    return c.json(run(() => service().createFact(scope(c), body).memory));
+    return c.json((await runAsync(() => service().createFact(scope(c), body))).memory);
   });
-  api.delete("/memory/facts/:fact_id", (c) => c.json(run(() => service().deleteFact(scope(c), c.req.param("fact_id")))));
+  api.delete("/memory/facts/:fact_id", async (c) => c.json(await runAsync(() => service().deleteFact(scope(c), c.req.param("fact_id")))));
   api.patch("/memory/facts/:fact_id", async (c) => {
     const body = await readJson(c, factPatchSchema, 64 * 1024);
     const patch = { content: body.content ?? undefined, category: body.category ?? undefined, confidence: body.confidence ?? undefined };
-    return c.json(run(() => service().updateFact(scope(c), c.req.param("fact_id"), patch)));
+    return c.json(await runAsync(() => service().updateFact(scope(c), c.req.param("fact_id"), patch)));
   });
   api.get("/memory/export", (c) => c.json(run(() => service().exportMemory(scope(c)))));
   api.post("/memory/import", async (c) => {
     const body = await readJson(c, importSchema, MAX_IMPORT_BYTES);
-    return c.json(run(() => service().importMemory(scope(c), body)));
+    return c.json(await runAsync(() => service().importMemory(scope(c), body)));
   });
   api.get("/memory/config", (c) => c.json(service().configResponse()));
-  api.get("/memory/status", (c) => {
+  api.get("/memory/status", async (c) => {
     const s = service();
     // The updater serves every user: its counters are harmless, but its last error can quote another user's conversation.
     const updater = userOf(c).systemRole === "admin" ? s.updaterStatus : { ...s.updaterStatus, lastError: null };
-    return c.json({ config: s.configResponse(), data: run(() => s.getMemory(scope(c))), updater, user_enabled: s.isUserEnabled(userOf(c).id) });
+    return c.json({ config: s.configResponse(), data: run(() => s.getMemory(scope(c))), updater, user_enabled: await s.isUserEnabled(userOf(c).id) });
   });
-  api.get("/memory/settings", (c) => c.json({ enabled: service().isUserEnabled(userOf(c).id) }));
+  api.get("/memory/settings", async (c) => c.json({ enabled: await service().isUserEnabled(userOf(c).id) }));
   api.put("/memory/settings", async (c) => {
     const body = await readJson(c, settingsSchema, 4096);
-    service().setUserEnabled(userOf(c).id, body.enabled);
-    return c.json({ enabled: service().isUserEnabled(userOf(c).id) });
+    await service().setUserEnabled(userOf(c).id, body.enabled);
+    return c.json({ enabled: await service().isUserEnabled(userOf(c).id) });
   });
   api.post("/memory/recall", async (c) => {
     const body = await readJson(c, recallSchema, 64 * 1024);
     const out = await service().recall(scope(c), body.query, { threadId: body.thread_id ?? null });
     return c.json({ text: out.text, ...out.report });
   });
-  api.get("/memory/relations", (c) => c.json({ relations: service().relations(scope(c)) }));
-  api.get("/memory/threads", (c) => c.json({ threads: service().threadSummaries(scope(c)) }));
+  api.get("/memory/relations", async (c) => c.json({ relations: await service().relations(scope(c)) }));
+  api.get("/memory/threads", async (c) => c.json({ threads: await service().threadSummaries(scope(c)) }));
 }

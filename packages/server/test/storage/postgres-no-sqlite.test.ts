@@ -1,0 +1,124 @@
+/**
+ * A gateway on `database.backend: postgres` with sign-in on writes no SQLite
+ * file: accounts, the session's user, threads, runs, checkpoints and the
+ * memory index all land in PostgreSQL (queried here), while the data dir only
+ * holds plain files (memory.json, thread files).
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
+import { freshPostgresDatabase, startScriptedLLMServer } from "@deerflow/harness/testing";
+import type { FreshDatabase, RecordedLLMRequest } from "@deerflow/harness/testing";
+import { PgUserStore } from "../../src/auth";
+import { startServer } from "../../src/gateway";
+import { ADMIN_PASSWORD, initializeAdmin, signIn, TEST_JWT_SECRET } from "../helpers/auth-session";
+import { humanInput } from "../helpers/test-gateway";
+
+const SERVER = process.env.DEERFLOW_TEST_POSTGRES_URL;
+const isUpdater = (r: RecordedLLMRequest) => JSON.stringify(r.body ?? {}).includes("long-term memory of an assistant");
+const UPDATE = JSON.stringify({
+  user: {},
+  history: {},
+  newFacts: [{ content: "User deploys with Nomad, not Kubernetes", category: "preference", confidence: 0.93, scope: "user", durability: "durable", authority: "descriptive" }],
+  threadSummary: "Talked about deploying services with Nomad",
+});
+
+/** Every file under `dir` (relative paths). */
+const filesUnder = (dir: string) => (fs.readdirSync(dir, { recursive: true }) as string[]).map(String);
+
+describe.skipIf(!SERVER)("gateway on database.backend: postgres (sign-in on)", () => {
+  let fresh: FreshDatabase;
+  let dataDir: string;
+  let client: pg.Client;
+  const cleanups: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    fresh = await freshPostgresDatabase(SERVER!, "nosqlite");
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "pg-no-sqlite-"));
+    client = new pg.Client({ connectionString: fresh.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    while (cleanups.length) await cleanups.pop()!();
+    await client?.end();
+    await fresh?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("a signed-in user's run and the memory it writes are in PostgreSQL, and no *.db file exists under the data dir", async () => {
+    const llm = await startScriptedLLMServer({ script: [(rec) => (isUpdater(rec) ? { text: UPDATE } : { text: "Understood." })], onExhausted: "repeat-last" });
+    cleanups.push(() => llm.close());
+    process.env.DEERFLOW_TEST_NO_SQLITE_URL = fresh.url;
+    cleanups.push(async () => void delete process.env.DEERFLOW_TEST_NO_SQLITE_URL);
+    const { config } = appConfigFromText(
+      [
+        "models:",
+        "  - name: basic",
+        "    use: openai-compatible",
+        "    model: scripted",
+        `    base_url: ${llm.url}/v1`,
+        "    api_key: k",
+        "title:",
+        "  enabled: false",
+        "sandbox:",
+        "  use: local",
+        "memory:",
+        "  debounce_seconds: 0.05",
+        "database:",
+        "  backend: postgres",
+        "  postgres_url: $DEERFLOW_TEST_NO_SQLITE_URL",
+        "auth:",
+        "  enabled: true",
+        `  jwt_secret: ${TEST_JWT_SECRET}`,
+        "",
+      ].join("\n"),
+    );
+    const runtime = await DeerFlowRuntime.open({ config, dataDir, log: () => undefined });
+    const { gateway, url } = await startServer({ runtime, port: 0, quiet: true, webDistDir: null, log: () => undefined });
+    cleanups.push(async () => {
+      await gateway.close();
+      await runtime.close();
+    });
+    expect(gateway.auth.users()).toBeInstanceOf(PgUserStore);
+    const api = `${url}/api`;
+
+    await initializeAdmin(api, "owner@example.com");
+    const owner = await signIn(api, "owner@example.com", ADMIN_PASSWORD);
+    const me = await owner.json<{ id: string; email: string }>("GET", "/v1/auth/me");
+    expect(me.email).toBe("owner@example.com");
+    await owner.json("POST", "/threads", { thread_id: "pg-thread" });
+    const done = await owner.json<{ messages?: unknown[] }>("POST", "/threads/pg-thread/runs/wait", { input: humanInput("We deploy with Nomad, I prefer it over Kubernetes") });
+    expect(JSON.stringify(done)).toContain("Understood.");
+    await runtime.extensions.memory!.flush();
+    const memory = await owner.json<{ facts: Array<{ content: string }> }>("GET", "/memory");
+    expect(memory.facts.map((f) => f.content)).toEqual(["User deploys with Nomad, not Kubernetes"]);
+    const recall = await owner.json<{ text: string }>("POST", "/memory/recall", { query: "How do we deploy, Nomad?" });
+    expect(recall.text).toContain("Nomad");
+
+    // the data is in PostgreSQL
+    const users = await client.query("SELECT email, system_role FROM auth_users");
+    expect(users.rows).toEqual([{ email: "owner@example.com", system_role: "admin" }]);
+    const facts = await client.query("SELECT scope, content FROM memory_facts");
+    expect(facts.rows).toEqual([{ scope: me.id, content: "User deploys with Nomad, not Kubernetes" }]);
+    const summaries = await client.query("SELECT scope, thread_id FROM memory_thread_summaries");
+    expect(summaries.rows).toEqual([{ scope: me.id, thread_id: "pg-thread" }]);
+    const migrated = await client.query("SELECT DISTINCT component FROM deerflow_migrations ORDER BY component");
+    expect(migrated.rows.map((r) => r.component)).toEqual(expect.arrayContaining(["auth", "memory"]));
+    const tables = await client.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'");
+    const names = tables.rows.map((r) => r.table_name as string);
+    // threads and runs went to the storage tables of the same database (whatever their names)
+    expect(names.some((n) => /thread/.test(n))).toBe(true);
+    expect(names.some((n) => /run/.test(n))).toBe(true);
+
+    await gateway.close();
+    await runtime.close();
+    cleanups.pop();
+    const sqliteFiles = filesUnder(dataDir).filter((f) => /\.db(-wal|-shm|-journal)?$/.test(f));
+    expect(sqliteFiles).toEqual([]);
+    // memory.json (plain file) is where the facts' document lives
+    expect(filesUnder(dataDir).some((f) => f.endsWith("memory.json"))).toBe(true);
+  });
+});
