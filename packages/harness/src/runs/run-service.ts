@@ -160,6 +160,11 @@ export class RunService {
     run.remoteWait = remoteWait;
     if (startsNow) this.active.set(threadId, run);
     else this.enqueue(run);
+    if (this.backends.shared && !startsNow) {
+      // A queued run holds its lease too: if this process dies, the takeover finds it and ends it (it never started).
+      run.lease = this.leaseFor(run);
+      run.lease.hold().catch((err: unknown) => this.log(`${this.prefix()} could not take the lease of run ${runId}: ${errorMessage(err)}`));
+    }
     run.stored.catch((err: unknown) => this.storeFailed(run, err));
     if (startsNow) this.start(run);
     // A failed store is reported in the run's stream (error, then end); a caller that waits for it gets the error.
@@ -184,6 +189,8 @@ export class RunService {
     const record = await this.host.stores.runs.get(runId);
     if (!record) throw refuse("it is unknown");
     if (TERMINAL.has(record.status)) throw refuse(`it already ended (status: ${record.status})`);
+    // Its input is in no checkpoint yet (and its request, secrets included, is not kept): it cannot be replayed.
+    if (record.status === "pending") throw refuse("it was queued and never started");
     const execution = record.execution;
     if (!execution) throw refuse("its settings were not stored");
     const now = this.clock();
@@ -378,6 +385,24 @@ export class RunService {
     run.resolveRecorded();
   }
 
+  /** The keeper of a run's lease: a refused renewal stops the run here, a failed stream ends it as error. */
+  private leaseFor(run: LocalRun): LeaseKeeper {
+    return new LeaseKeeper(
+      run,
+      this.backends,
+      this.clock,
+      () => {
+        // Another process took the run over (this one was presumed dead): stop without writing its end.
+        run.leaseLost = true;
+        this.log(`${this.prefix()} lost the lease of run ${run.runId}; stopping it here`);
+        run.controller.abort(new RunCancelledError("lease_lost"));
+      },
+      (err) => this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`),
+      () => run.writer.then((w) => w.flush()),
+      (err) => this.streamFailed(run, err),
+    );
+  }
+
   /**
    * The run's stream no longer stores events (its backend failed): nobody can follow the run, so it is stopped
    * and ends as `error` with the backend's message (its writes so far stay: the thread is at its last step).
@@ -410,6 +435,10 @@ export class RunService {
     const frames = new MessageCoalescer((event, data) => writer.publish(event, data));
     try {
       writer = await run.writer;
+      if ((this.backends.shared || this.backends.ownership.heartbeat) && !run.lease) {
+        run.lease = this.leaseFor(run);
+        await run.lease.hold();
+      }
       if (run.remoteWait || (this.backends.shared && run.status === "pending")) {
         // Another process holds the thread: wait for its release (or for its lease to expire).
         await this.slots.acquire(threadId, run.runId, run.controller.signal);
@@ -420,17 +449,6 @@ export class RunService {
         await this.host.stores.runs.update(run.runId, { status: "running", updatedAt: isoNow() });
       } else if (run.resumed) {
         await this.host.stores.runs.update(run.runId, { updatedAt: isoNow() });
-      }
-      if (this.backends.shared || this.backends.ownership.heartbeat) {
-        run.lease = new LeaseKeeper(run, this.backends, this.clock, () => {
-          // Another process took the run over (this one was presumed dead): stop without writing its end.
-          run.leaseLost = true;
-          this.log(`${this.prefix()} lost the lease of run ${run.runId}; stopping it here`);
-          run.controller.abort(new RunCancelledError("lease_lost"));
-        }, (err) => this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`),
-        () => writer.flush(),
-        (err) => this.streamFailed(run, err));
-        await run.lease.hold();
       }
       if (this.policy.runTimeoutMs) {
         timer = setTimeout(() => {

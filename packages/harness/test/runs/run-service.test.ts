@@ -243,13 +243,16 @@ describe("RunService across processes (shared backends)", () => {
   });
 
   it("reject across processes refuses without writing a record; enqueue waits for the other process's release", async () => {
-    const { a, b, gate, runtime } = await twoProcesses([callGate, "first", "second"]);
+    const { a, b, gate, runtime, leases } = await twoProcesses([callGate, "first", "second"]);
     const first = await a.create(request("x2", "one"));
     await gate.entered;
     await expect(b.create(request("x2", "two"))).rejects.toMatchObject({ code: "run_conflict" });
     expect(await runtime.runs.list("x2")).toHaveLength(1);
     const second = await b.create(request("x2", "two", { strategy: "enqueue" }));
     expect(second.status).toBe("pending");
+    // The queued run is B's (its lease), and it cannot be "resumed" elsewhere: it never started.
+    await expect.poll(async () => (await leases.get(second.runId))?.owner).toBe("B");
+    await expect(a.resume(second.runId)).rejects.toMatchObject({ code: "run_not_resumable" });
     gate.open();
     expect((await first.done).status).toBe("success");
     expect((await second.done).status).toBe("success");
