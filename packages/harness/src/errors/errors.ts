@@ -141,7 +141,8 @@ export class RunCancelledError extends DeerFlowError {
  * `reject`), `run_not_found`, `run_not_cancellable` (already finished),
  * `run_not_active_here` (executing in a process this one cannot reach),
  * `run_service_closed`, `run_backend_failed` (lock, lease or stream backend
- * unavailable).
+ * unavailable), `checkpoint_not_found` (the run's `checkpointId`),
+ * `run_not_resumable` (a dead owner's run cannot be executed again here).
  */
 export class RunServiceError extends DeerFlowError {
   constructor(code: string, message: string, options: DeerFlowErrorOptions = {}) {
