@@ -32,6 +32,14 @@ const WINDOWS_BEFORE_RETRY = 25;
  */
 const INLINE_MAX_WRITES = 8;
 
+/**
+ * After a sign of many writers (a batch larger than {@link INLINE_MAX_WRITES},
+ * or writes queued while a batch is on the writer thread), how many windows'
+ * time every batch goes to the writer thread, so a busy server's small batches
+ * between bursts do not take the event loop's time either.
+ */
+const WINDOWS_OF_BUSY = 50;
+
 /** Options of {@link WriteBatcher}. */
 export interface WriteBatcherOptions {
   /** Minimum time between two commits of queued writes (default {@link DEFAULT_COMMIT_WINDOW_MS}; 0 = every turn). */
@@ -84,6 +92,8 @@ export class WriteBatcher {
   private lastCommit = 0;
   /** Until then writes commit on the next turn: the last window gathered nothing to group. */
   private noWindowUntil = 0;
+  /** Until then every batch goes to the writer thread: many writers were seen (see {@link WINDOWS_OF_BUSY}). */
+  private busyUntil = 0;
   private readonly windowMs: number;
   private readonly inline: InlineWriter;
   private worker: SqliteWriterWorker | undefined;
@@ -161,10 +171,12 @@ export class WriteBatcher {
       settleItems(batch, this.inline.run(batch.map((i) => i.steps)));
       return;
     }
-    if (!this.inflight.size && batch.length <= INLINE_MAX_WRITES) {
-      // The writer thread is idle and the batch is small: one run's step, which is waiting for this commit. Here
-      // it costs about what handing it over costs, and the run does not wait for two thread switches. Only if the
-      // write lock is free at once (another process may hold it; this thread never waits for it).
+    if (this.inflight.size || batch.length > INLINE_MAX_WRITES) this.busyUntil = this.lastCommit + WINDOWS_OF_BUSY * Math.max(this.windowMs, 1);
+    else if (this.lastCommit >= this.busyUntil) {
+      // The writer thread is idle, the batch is small and no burst of writers was seen lately: one run's step,
+      // which is waiting for this commit. Here it costs about what handing it over costs, and the run does not
+      // wait for two thread switches. Only if the write lock is free at once (another process may hold it; this
+      // thread never waits for it).
       const outcome = this.inline.tryRun(batch.map((i) => i.steps));
       if (outcome.kind !== "not-run") {
         settleItems(batch, outcome);

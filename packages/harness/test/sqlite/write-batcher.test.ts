@@ -126,6 +126,21 @@ describe.each([
     }
   });
 
+  it("small batches of a lone writer commit on this thread; after a burst of writers they go to the writer thread for a while", async () => {
+    const { db, batcher } = setup({ worker });
+    const internals = batcher as unknown as { worker?: { run: (...a: unknown[]) => unknown } };
+    for (let i = 0; i < 3; i++) await batcher.write([ins(`lone${i}`, i)]);
+    expect(internals.worker).toBeUndefined(); // never needed the writer thread
+    if (!worker) return;
+    await Promise.all(Array.from({ length: 12 }, (_, i) => batcher.write(ins(`burst${i}`, i))));
+    const run = internals.worker!.run.bind(internals.worker);
+    let handedOver = 0;
+    internals.worker!.run = (...a: unknown[]) => (handedOver++, run(...a));
+    await batcher.write(ins("after", 1));
+    expect(handedOver).toBe(1);
+    expect(value(db, "after")).toBe(1);
+  });
+
   it("settle(key) commits a pending row's write and waits for it; other keys do not split the batch", async () => {
     const { db, batcher, batches } = setup({ worker });
     await batcher.write(ins("warm", 0));
