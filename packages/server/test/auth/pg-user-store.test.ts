@@ -1,6 +1,7 @@
 import { openPgPool } from "@deerflow/harness";
 import { freshPostgresDatabase } from "@deerflow/harness/testing";
 import type { FreshDatabase } from "@deerflow/harness/testing";
+import pg from "pg";
 import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthError, isAuthError, LOCKOUT_MS, MAX_LOGIN_FAILURES, PgUserStore } from "../../src/auth";
@@ -25,6 +26,32 @@ describe.skipIf(!SERVER)("PgUserStore (accounts on PostgreSQL)", () => {
   /** Each test's accounts are its own (one database for the file). */
   let n = 0;
   const email = (what: string) => `${what}-${++n}@example.com`;
+
+  /**
+   * Run `race` while another session holds writes (and row locks) on `auth_users`, releasing them once
+   * `waiters` sessions are waiting for a lock: every racer is then inside its transaction at once, so the
+   * race is certain rather than a matter of timing.
+   */
+  async function whileAccountsHeld<T>(waiters: number, race: () => Promise<T>): Promise<T> {
+    const blocker = new pg.Client({ connectionString: fresh.url });
+    await blocker.connect();
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query("LOCK TABLE auth_users IN EXCLUSIVE MODE");
+      const racing = race();
+      let waiting = 0;
+      for (let i = 0; i < 1000 && waiting < waiters; i++) {
+        const r = await blocker.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        waiting = r.rows[0].n;
+        if (waiting < waiters) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await blocker.query("COMMIT");
+      expect(waiting).toBe(waiters);
+      return await racing;
+    } finally {
+      await blocker.end();
+    }
+  }
 
   beforeAll(async () => {
     fresh = await freshPostgresDatabase(SERVER!, "auth");
@@ -94,10 +121,13 @@ describe.skipIf(!SERVER)("PgUserStore (accounts on PostgreSQL)", () => {
     expect(await store.tokens.resolve(second.secret)).toBeUndefined();
   });
 
-  it("exactly one admin comes out of initialize racing on four processes (pools) at once", async () => {
-    const others = await Promise.all([processStore(), processStore(), processStore()]);
+  it("exactly one admin comes out of initialize racing on eight processes (pools) at once", { timeout: 60_000 }, async () => {
+    const others = await Promise.all(Array.from({ length: 7 }, () => processStore()));
     const racers = [store, ...others];
-    const results = await Promise.allSettled(racers.flatMap((s, i) => [0, 1].map((j) => s.initializeAdmin({ email: email(`admin-${i}-${j}`), password: PW }))));
+    for (const s of racers) expect(await s.countAdmins()).toBe(0); // each has migrated and connected
+    // Without the admins lock each attempt would count no admin, wait at the held table, and insert one;
+    // with it seven wait for the first.
+    const results = await whileAccountsHeld(8, () => Promise.allSettled(racers.map((s, i) => s.initializeAdmin({ email: email(`admin-${i}`), password: PW }))));
     const won = results.filter((r) => r.status === "fulfilled");
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     expect(won).toHaveLength(1);
@@ -111,7 +141,9 @@ describe.skipIf(!SERVER)("PgUserStore (accounts on PostgreSQL)", () => {
     const [first] = (await store.list()).filter((u) => u.systemRole === "admin");
     const second = await store.create({ email: email("admin2"), password: PW, systemRole: "admin" });
     expect(await store.countAdmins()).toBe(2);
-    const results = await Promise.allSettled([store.setRole(first.id, "user"), other.setRole(second.id, "user")]);
+    expect(await other.countAdmins()).toBe(2); // connected
+    // held until both demotions are inside their transactions: without the admins lock both would count two admins
+    const results = await whileAccountsHeld(2, () => Promise.allSettled([store.setRole(first.id, "user"), other.setRole(second.id, "user")]));
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const refusal = results.find((r): r is PromiseRejectedResult => r.status === "rejected")!;
     expect(isAuthError(refusal.reason, "auth.last_admin")).toBe(true);
