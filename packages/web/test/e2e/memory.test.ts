@@ -77,7 +77,7 @@ describe.skipIf(!hasChromium)("memory UI e2e (headless Chromium, real gateway)",
     // The switch follows the server (it flips once the PUT answered), so click and wait for the page to say so.
     await page.getByLabel("Memory on").click();
     await page.getByText("Off: nothing is remembered or recalled").waitFor();
-    expect(runtime.extensions.memory!.isUserEnabled("default")).toBe(false);
+    expect(await runtime.extensions.memory!.isUserEnabled("default")).toBe(false);
     expect(await runtime.extensions.memory!.provider("default", null, { query: "walnut", threadId: "t", runId: "r" })).toBeNull();
   }, 60_000);
 });
