@@ -1,19 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { isoNow } from "../clock";
 import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
 import type { RunRecord } from "../persistence";
-import type { RunOptions, RunResult } from "../runtime";
-import { abandonRun, endOrphanRun } from "./abandon-run";
+import type { RunResult } from "../runtime";
+import { abandonRun } from "./abandon-run";
 import type { RunBackends, RunSignal, RunStreamWriter, StreamBridge, StreamListener } from "./backend-types";
 import { createMemoryStreamBridge } from "./bridge";
+import { cancelElsewhere, claimForResume, notResumable, releaseThreadSlot, waitElsewhere } from "./cross-process";
+import type { CrossProcessContext } from "./cross-process";
+import { executeRun } from "./execute-run";
 import { LeaseKeeper } from "./lease-keeper";
 import { createLocalRun, SILENT_WRITER, TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
-import { MessageCoalescer } from "./message-coalescer";
-import { agentRunMetadata, decideEnd, STORE_FAILED } from "./run-end";
+import { decideEnd, STORE_FAILED } from "./run-end";
 import type { RunHost, RunPolicy, RunServiceOptions } from "./run-host";
 import { newRunRecord, resumeRequest } from "./run-record";
-import { SlotWaiter, untilStreamEnd } from "./slot-waiter";
+import { SlotWaiter } from "./slot-waiter";
 import type { CancelAction, RunHandle, RunRequest } from "./run-types";
 
 /**
@@ -183,24 +184,9 @@ export class RunService {
    * then ends it with {@link abandon}.
    */
   async resume(runId: string): Promise<RunHandle> {
-    const refuse = (why: string) => new RunServiceError("run_not_resumable", `Run ${runId} cannot be resumed: ${why}`, { details: { run_id: runId } });
-    if (this.closed) throw refuse("the server is shutting down");
-    if (this.live.has(runId)) throw refuse("it is executing in this process");
-    const record = await this.host.stores.runs.get(runId);
-    if (!record) throw refuse("it is unknown");
-    if (TERMINAL.has(record.status)) throw refuse(`it already ended (status: ${record.status})`);
-    // Its input is in no checkpoint yet (and its request, secrets included, is not kept): it cannot be replayed.
-    if (record.status === "pending") throw refuse("it was queued and never started");
-    const execution = record.execution;
-    if (!execution) throw refuse("its settings were not stored");
-    const now = this.clock();
-    if (!(await this.backends.leases.acquire(runId, record.threadId, this.ownerId, now + this.backends.ownership.leaseMs, now))) {
-      throw refuse("another process holds its lease");
-    }
-    if (this.backends.shared && !(await this.slots.tryAcquire(record.threadId, runId))) {
-      await this.backends.leases.release(runId, this.ownerId).catch(() => undefined);
-      throw refuse("its thread has another active run");
-    }
+    if (this.closed) throw notResumable(runId, "the server is shutting down");
+    if (this.live.has(runId)) throw notResumable(runId, "it is executing in this process");
+    const { record, execution } = await claimForResume(runId, this.crossProcess());
     const request = resumeRequest(record, execution);
     const run = this.newRun(request, { ...record, status: "running" }, {
       stored: Promise.resolve(),
@@ -239,12 +225,8 @@ export class RunService {
    */
   async wait(runId: string): Promise<RunRecord | undefined> {
     const local = this.live.get(runId);
-    if (local) await local.done;
-    else {
-      const record = await this.host.stores.runs.get(runId);
-      if (!record) return undefined;
-      if (!TERMINAL.has(record.status) && (await this.bridge.has(runId))) await untilStreamEnd(this.bridge, runId);
-    }
+    if (!local) return waitElsewhere(runId, this.crossProcess());
+    await local.done;
     return this.host.stores.runs.get(runId);
   }
 
@@ -256,23 +238,8 @@ export class RunService {
   async cancel(runId: string, action: CancelAction, wait: boolean): Promise<void> {
     const run = this.live.get(runId);
     if (run) return this.cancelLocal(run, action, wait);
-    const rec = await this.host.stores.runs.get(runId);
-    if (!rec) throw new RunServiceError("run_not_found", `Run ${runId} not found`);
-    if (TERMINAL.has(rec.status)) throw new RunServiceError("run_not_cancellable", `Run ${runId} is not cancellable (status: ${rec.status})`);
-    if (!this.backends.shared) throw new RunServiceError("run_not_active_here", `Run ${runId} is not active on this worker`);
-    const lease = await this.backends.leases.get(runId);
-    const now = this.clock();
-    const { graceMs, leaseMs } = this.backends.ownership;
-    if (lease && lease.expiresAt + graceMs < now && (await this.backends.leases.acquire(runId, rec.threadId, this.ownerId, now + leaseMs, now))) {
-      // Its owner died and nobody resumed it yet: it stops here (nothing can undo its last steps, so a rollback
-      // ends it as interrupted too) instead of waiting for a takeover that would run it on.
-      const log = (m: string) => this.log(`${this.prefix()} ${m}`);
-      await endOrphanRun(runId, "interrupted", null, { stores: this.host.stores, backends: this.backends, bridge: this.bridge, log });
-      return;
-    }
-    // The owner aborts it when the signal arrives.
-    await this.backends.signals.publish({ type: "cancel", runId, action });
-    if (wait) await this.wait(runId);
+    const signalled = await cancelElsewhere(runId, action, this.crossProcess());
+    if (signalled && wait) await this.wait(runId);
   }
 
   private async cancelLocal(run: LocalRun, action: CancelAction, wait: boolean): Promise<void> {
@@ -427,74 +394,8 @@ export class RunService {
   }
 
   private async execute(run: LocalRun): Promise<void> {
-    const { threadId, request } = run;
-    let result: RunResult | undefined;
-    let failure: unknown;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let writer: RunStreamWriter = SILENT_WRITER;
-    const frames = new MessageCoalescer((event, data) => writer.publish(event, data));
-    try {
-      writer = await run.writer;
-      if ((this.backends.shared || this.backends.ownership.heartbeat) && !run.lease) {
-        run.lease = this.leaseFor(run);
-        await run.lease.hold();
-      }
-      if (run.remoteWait || (this.backends.shared && run.status === "pending")) {
-        // Another process holds the thread: wait for its release (or for its lease to expire).
-        await this.slots.acquire(threadId, run.runId, run.controller.signal);
-        run.remoteWait = false;
-      }
-      if (run.status !== "running") {
-        run.status = "running";
-        await this.host.stores.runs.update(run.runId, { status: "running", updatedAt: isoNow() });
-      } else if (run.resumed) {
-        await this.host.stores.runs.update(run.runId, { updatedAt: isoNow() });
-      }
-      if (this.policy.runTimeoutMs) {
-        timer = setTimeout(() => {
-          run.timedOut = true;
-          run.controller.abort(new RunCancelledError("timeout"));
-        }, this.policy.runTimeoutMs);
-      }
-      const agent = await this.host.buildAgent(request.settings);
-      if (run.controller.signal.aborted) throw new RunCancelledError();
-      await this.host.recorder.started({ runId: run.runId, threadId, userId: run.userId });
-      // Events are pushed synchronously into the run's stream (no promise per event).
-      const options: RunOptions = {
-        threadId,
-        runId: run.runId,
-        checkpointId: request.checkpointId,
-        context: request.context,
-        // typed, parsed once at the edge: the run context takes them as they are
-        settings: request.settings,
-        configurable: request.configurable,
-        metadata: { ...agentRunMetadata(agent), ...request.metadata },
-        recursionLimit: request.recursionLimit,
-        streamMode: request.streamModes,
-        signal: run.controller.signal,
-        onEvent: this.forwarder(run, frames),
-      };
-      result = await agent.stream(request.input, options).result;
-    } catch (err) {
-      failure = err;
-    } finally {
-      frames.flush();
-      if (timer) clearTimeout(timer);
-    }
+    const { result, failure } = await executeRun(run, { host: this.host, backends: this.backends, slots: this.slots, policy: this.policy, leaseFor: (r) => this.leaseFor(r) });
     await this.finish(run, result, failure);
-  }
-
-  /** The run's `onEvent` (returned by a call, so the closure is not named at each run). */
-  private forwarder(run: LocalRun, frames: MessageCoalescer): NonNullable<RunOptions["onEvent"]> {
-    const tap = run.request.onEvent;
-    const subgraphs = run.request.subgraphs === true;
-    const eventData = this.policy.eventData;
-    return (ev) => {
-      tap?.(ev);
-      const ns = ev.ns ?? [];
-      if (ns.length && !subgraphs) return;
-      frames.push(ns.length ? [ev.mode, ...ns].join("|") : ev.mode, eventData ? eventData(ev.mode, ev.data) : ev.data);
-    };
   }
 
   private async finish(run: LocalRun, result: RunResult | undefined, failure: unknown): Promise<void> {
@@ -563,13 +464,7 @@ export class RunService {
     const { backends } = this;
     if (run.holdsLease) void backends.leases.release(run.runId, this.ownerId).catch(() => undefined);
     let freed = Promise.resolve();
-    if (backends.shared && wasActive && !run.leaseLost) {
-      // Other processes' queued runs for the thread wait for this signal (and re-check on a timer if it is lost).
-      freed = backends.lock
-        .release(run.threadId, run.runId)
-        .then(() => backends.signals.publish({ type: "thread_released", threadId: run.threadId }))
-        .catch((err: unknown) => this.log(`${this.prefix()} could not release thread ${run.threadId}: ${errorMessage(err)}`));
-    }
+    if (backends.shared && wasActive && !run.leaseLost) freed = releaseThreadSlot(run.threadId, run.runId, this.crossProcess());
     if (wasActive) this.startNext(run.threadId);
     return freed;
   }
@@ -587,8 +482,13 @@ export class RunService {
    */
   async abandon(runId: string, message: string): Promise<void> {
     if (this.live.has(runId)) return;
+    await abandonRun(runId, message, this.crossProcess());
+  }
+
+  /** The service's parts as the cross-process steps take them. */
+  private crossProcess(): CrossProcessContext {
     const log = (m: string) => this.log(`${this.prefix()} ${m}`);
-    await abandonRun(runId, message, { stores: this.host.stores, backends: this.backends, bridge: this.bridge, log });
+    return { stores: this.host.stores, backends: this.backends, bridge: this.bridge, slots: this.slots, clock: this.clock, log };
   }
 }
 

@@ -1,0 +1,100 @@
+import { isoNow } from "../clock";
+import { RunCancelledError } from "../errors";
+import type { RunOptions, RunResult } from "../runtime";
+import type { RunBackends, RunStreamWriter } from "./backend-types";
+import type { LeaseKeeper } from "./lease-keeper";
+import { SILENT_WRITER } from "./local-run";
+import type { LocalRun } from "./local-run";
+import { MessageCoalescer } from "./message-coalescer";
+import { agentRunMetadata } from "./run-end";
+import type { RunHost, RunPolicy } from "./run-host";
+import type { SlotWaiter } from "./slot-waiter";
+
+/** What executing a run takes from the run service. */
+export interface RunExecutionContext {
+  readonly host: RunHost;
+  readonly backends: RunBackends;
+  readonly slots: SlotWaiter;
+  readonly policy: RunPolicy;
+  /** The run's lease keeper (the service's: a lost lease or a failed stream stops the run). */
+  leaseFor(run: LocalRun): LeaseKeeper;
+}
+
+/**
+ * Execute a started run up to its agent's result: open its stream, hold its
+ * lease where leases are kept, wait for its thread's slot held by another
+ * process, mark it running, and stream the agent with the run's settings.
+ * Never throws: what stopped it is returned as `failure` for the service to
+ * end the run with.
+ */
+export async function executeRun(run: LocalRun, at: RunExecutionContext): Promise<{ result: RunResult | undefined; failure: unknown }> {
+  const { threadId, request } = run;
+  const { host, backends, policy } = at;
+  let result: RunResult | undefined;
+  let failure: unknown;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let writer: RunStreamWriter = SILENT_WRITER;
+  const frames = new MessageCoalescer((event, data) => writer.publish(event, data));
+  try {
+    writer = await run.writer;
+    if ((backends.shared || backends.ownership.heartbeat) && !run.lease) {
+      run.lease = at.leaseFor(run);
+      await run.lease.hold();
+    }
+    if (run.remoteWait || (backends.shared && run.status === "pending")) {
+      // Another process holds the thread: wait for its release (or for its lease to expire).
+      await at.slots.acquire(threadId, run.runId, run.controller.signal);
+      run.remoteWait = false;
+    }
+    if (run.status !== "running") {
+      run.status = "running";
+      await host.stores.runs.update(run.runId, { status: "running", updatedAt: isoNow() });
+    } else if (run.resumed) {
+      await host.stores.runs.update(run.runId, { updatedAt: isoNow() });
+    }
+    if (policy.runTimeoutMs) {
+      timer = setTimeout(() => {
+        run.timedOut = true;
+        run.controller.abort(new RunCancelledError("timeout"));
+      }, policy.runTimeoutMs);
+    }
+    const agent = await host.buildAgent(request.settings);
+    if (run.controller.signal.aborted) throw new RunCancelledError();
+    await host.recorder.started({ runId: run.runId, threadId, userId: run.userId });
+    // Events are pushed synchronously into the run's stream (no promise per event).
+    const options: RunOptions = {
+      threadId,
+      runId: run.runId,
+      checkpointId: request.checkpointId,
+      context: request.context,
+      // typed, parsed once at the edge: the run context takes them as they are
+      settings: request.settings,
+      configurable: request.configurable,
+      metadata: { ...agentRunMetadata(agent), ...request.metadata },
+      recursionLimit: request.recursionLimit,
+      streamMode: request.streamModes,
+      signal: run.controller.signal,
+      onEvent: forwarder(run, frames, policy),
+    };
+    result = await agent.stream(request.input, options).result;
+  } catch (err) {
+    failure = err;
+  } finally {
+    frames.flush();
+    if (timer) clearTimeout(timer);
+  }
+  return { result, failure };
+}
+
+/** The run's `onEvent` (returned by a call, so the closure is not named at each run). */
+function forwarder(run: LocalRun, frames: MessageCoalescer, policy: RunPolicy): NonNullable<RunOptions["onEvent"]> {
+  const tap = run.request.onEvent;
+  const subgraphs = run.request.subgraphs === true;
+  const eventData = policy.eventData;
+  return (ev) => {
+    tap?.(ev);
+    const ns = ev.ns ?? [];
+    if (ns.length && !subgraphs) return;
+    frames.push(ns.length ? [ev.mode, ...ns].join("|") : ev.mode, eventData ? eventData(ev.mode, ev.data) : ev.data);
+  };
+}
