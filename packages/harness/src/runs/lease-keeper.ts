@@ -1,5 +1,7 @@
-import { RunServiceError } from "../errors";
+import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
 import type { RunBackends } from "./backend-types";
+import { TERMINAL } from "./local-run";
+import type { LocalRun } from "./local-run";
 
 /** The run a lease is held for. */
 interface LeasedRun {
@@ -71,4 +73,32 @@ export class LeaseKeeper {
       this.failed(err);
     }
   }
+}
+
+/**
+ * The keeper of an executing run's lease as the run service uses it: a
+ * renewal refused because another process took the run over stops it here
+ * without writing its end (`leaseLost`); a stream that no longer stores
+ * events (its backend failed) stops it too, and it ends as `error` with the
+ * backend's message (its writes so far stay: the thread is at its last step).
+ */
+export function runLeaseKeeper(run: LocalRun, backends: RunBackends, clock: () => number, log: (message: string) => void): LeaseKeeper {
+  return new LeaseKeeper(
+    run,
+    backends,
+    clock,
+    () => {
+      run.leaseLost = true;
+      log(`lost the lease of run ${run.runId}; stopping it here`);
+      run.controller.abort(new RunCancelledError("lease_lost"));
+    },
+    (err) => log(`could not renew the lease of run ${run.runId}: ${errorMessage(err)}`),
+    () => run.writer.then((w) => w.flush()),
+    (err) => {
+      if (TERMINAL.has(run.status) || run.streamError !== undefined) return;
+      run.streamError = err instanceof Error ? err : new Error(String(err));
+      log(`the event stream of run ${run.runId} failed; stopping the run: ${errorMessage(err)}`);
+      run.controller.abort(new RunCancelledError("stream"));
+    },
+  );
 }

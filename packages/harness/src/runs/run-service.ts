@@ -8,7 +8,8 @@ import { createMemoryStreamBridge } from "./bridge";
 import { cancelElsewhere, claimForResume, notResumable, releaseThreadSlot, waitElsewhere } from "./cross-process";
 import type { CrossProcessContext } from "./cross-process";
 import { executeRun } from "./execute-run";
-import { LeaseKeeper } from "./lease-keeper";
+import { runLeaseKeeper } from "./lease-keeper";
+import type { LeaseKeeper } from "./lease-keeper";
 import { createLocalRun, SILENT_WRITER, TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
 import { decideEnd, STORE_FAILED } from "./run-end";
@@ -97,9 +98,25 @@ export class RunService {
     return this.live.get(runId);
   }
 
-  /** True while the thread has an active or queued run in this process. */
+  /** True while the thread has an active or queued run in this process (see {@link isThreadBusy} for every process). */
   hasWorkInFlight(threadId: string): boolean {
     return this.active.has(threadId) || this.reserving.has(threadId) || (this.queues.get(threadId)?.length ?? 0) > 0;
+  }
+
+  /**
+   * True while the thread has a run in flight in any process sharing the
+   * backends: here, or a run of another process holding the thread's slot
+   * (its run lock, not expired). On one process's backends this is
+   * {@link hasWorkInFlight}, answered from memory. Throws `run_backend_failed`
+   * when the lock cannot be read.
+   */
+  async isThreadBusy(threadId: string): Promise<boolean> {
+    if (this.hasWorkInFlight(threadId)) return true;
+    if (!this.backends.shared) return false;
+    const holder = await this.backends.lock.holder(threadId).catch((err: unknown) => {
+      throw new RunServiceError("run_backend_failed", `The run lock is unavailable: ${errorMessage(err)}`, { cause: err });
+    });
+    return holder !== undefined && holder.expiresAt > this.clock();
   }
 
   /** Runs of a thread, newest first (the stored records). */
@@ -354,31 +371,7 @@ export class RunService {
 
   /** The keeper of a run's lease: a refused renewal stops the run here, a failed stream ends it as error. */
   private leaseFor(run: LocalRun): LeaseKeeper {
-    return new LeaseKeeper(
-      run,
-      this.backends,
-      this.clock,
-      () => {
-        // Another process took the run over (this one was presumed dead): stop without writing its end.
-        run.leaseLost = true;
-        this.log(`${this.prefix()} lost the lease of run ${run.runId}; stopping it here`);
-        run.controller.abort(new RunCancelledError("lease_lost"));
-      },
-      (err) => this.log(`${this.prefix()} could not renew the lease of run ${run.runId}: ${errorMessage(err)}`),
-      () => run.writer.then((w) => w.flush()),
-      (err) => this.streamFailed(run, err),
-    );
-  }
-
-  /**
-   * The run's stream no longer stores events (its backend failed): nobody can follow the run, so it is stopped
-   * and ends as `error` with the backend's message (its writes so far stay: the thread is at its last step).
-   */
-  private streamFailed(run: LocalRun, err: unknown): void {
-    if (TERMINAL.has(run.status) || run.streamError !== undefined) return;
-    run.streamError = err instanceof Error ? err : new Error(String(err));
-    this.log(`${this.prefix()} the event stream of run ${run.runId} failed; stopping the run: ${errorMessage(err)}`);
-    run.controller.abort(new RunCancelledError("stream"));
+    return runLeaseKeeper(run, this.backends, this.clock, (m) => this.log(`${this.prefix()} ${m}`));
   }
 
   /** Make the run its thread's active run and execute it. */

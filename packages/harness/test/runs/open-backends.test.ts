@@ -248,4 +248,37 @@ describe.skipIf(!pgUrl || !redisUrl)("two runtimes on PostgreSQL + Redis share r
     expect((await second.done).status).toBe("success");
     expect((await a.runs.wait(second.runId))?.status).toBe("success");
   });
+
+  it("a thread busy in another process is busy here too (its run lock), and free again once that run ended", async () => {
+    process.env.DEERFLOW_TEST_RUNS_PG_URL = db.url;
+    process.env.DEERFLOW_TEST_RUNS_REDIS_URL = redisUrl;
+    const cfg = config("database:", "  backend: postgres", "  postgres_url: $DEERFLOW_TEST_RUNS_PG_URL", "  postgres_schema: runs_busy", "stream_bridge:", "  type: redis", "  redis_url: $DEERFLOW_TEST_RUNS_REDIS_URL");
+    const gate = gateTool();
+    const model = new ScriptedModel([{ text: "waiting", toolCalls: [{ name: "gate", args: {} }] }, "done"]);
+    const open = () =>
+      DeerFlowRuntime.open({
+        config: cfg,
+        dataDir: tmp(),
+        log: () => undefined,
+        agentFactory: ({ checkpointer }) => createAgent({ model, tools: [gate.tool], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
+      });
+    const a = await open();
+    const b = await open();
+    closers.push(() => a.close(), () => b.close());
+    const threadId = `busy-${Date.now()}`;
+    await a.stores.threads.create({ threadId, userId: "u1", status: "idle", metadata: {}, displayName: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() });
+    expect(await b.runs.isThreadBusy(threadId)).toBe(false);
+
+    const run = await a.runs.create(request(threadId, "one"));
+    await gate.inside;
+    expect(await a.runs.isThreadBusy(threadId)).toBe(true);
+    // B has nothing of the thread in memory; the run lock says A's run holds it.
+    expect(b.runs.hasWorkInFlight(threadId)).toBe(false);
+    expect(await b.runs.isThreadBusy(threadId)).toBe(true);
+
+    gate.open();
+    expect((await run.done).status).toBe("success");
+    expect(await b.runs.isThreadBusy(threadId)).toBe(false);
+    expect(await a.runs.isThreadBusy(threadId)).toBe(false);
+  });
 });

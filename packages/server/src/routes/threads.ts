@@ -153,7 +153,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   app.delete("/threads/:thread_id", async (c) => {
     const { threadId, userId } = requireThreadRow(c);
     const owner = ownerOf(ctx, userId);
-    if (ctx.runs.hasWorkInFlight(threadId)) {
+    if (await ctx.runs.isThreadBusy(threadId)) {
       throw new HttpError(409, `Thread has work in flight; cancel the active run of thread ${threadId} first`);
     }
     // Checkpoints go through the runtime's one checkpointer (and its state cache), so the state is gone for every reader.
@@ -182,7 +182,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   app.post("/threads/:thread_id/state", async (c) => {
     const { threadId } = requireThreadRow(c);
     const body = await readJson(c, stateUpdateSchema, max);
-    if (ctx.runs.hasWorkInFlight(threadId)) throw new HttpError(409, `Thread ${threadId} already has an active run`);
+    if (await ctx.runs.isThreadBusy(threadId)) throw new HttpError(409, `Thread ${threadId} already has an active run`);
     const checkpointId = body.checkpoint?.checkpoint_id ?? body.checkpoint_id ?? undefined;
     if (checkpointId && !(await ctx.runtime.readState(threadId, checkpointId))) throw new HttpError(404, `Checkpoint ${checkpointId} not found`);
     let snap: StateSnapshot;
