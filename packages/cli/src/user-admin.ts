@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { loadAppConfig, silentConfigLogger } from "../../harness/src/config";
-import { authDbPath, isAuthError, openAccountStore, openUserStore, passwordProblem, resolveAuthSettings } from "../../server/src";
+import { authDbPath, isAuthError, openAccountStore, passwordProblem, resolveAuthSettings } from "../../server/src";
 import type { AccountDatabase, AccountStore, AuthSettings, SystemRole, UserRecord } from "../../server/src";
 import type { CommonOptions } from "./common";
 
@@ -125,14 +125,20 @@ export function emptyUserAdmin(): UserAdmin {
   };
 }
 
-/** Accounts of a data dir without creating anything: `undefined` when it has no `auth.db` yet. */
-export function peekAccounts(dataDir: string): { users: number; admins: number } | undefined {
-  if (!hasAccountStore(dataDir)) return undefined;
-  const store = openUserStore(dataDir);
+/**
+ * How many accounts and admins the account store `database:` names has,
+ * without creating anything: PostgreSQL's `auth_*` tables when the backend is
+ * `postgres` (no file in the data dir is read), else the data dir's
+ * `auth.db` — `undefined` when it does not exist yet. Rejects when the store
+ * cannot be read (e.g. PostgreSQL is unreachable).
+ */
+export async function peekAccounts(dataDir: string, database?: AccountDatabase | null): Promise<{ users: number; admins: number } | undefined> {
+  if (database?.backend !== "postgres" && !existsSync(authDbPath(dataDir))) return undefined;
+  const store = openAccountStore({ dataDir, database, log: (m) => console.error(`[deerflow] ${m}`) });
   try {
-    return { users: store.list().length, admins: store.countAdmins() };
+    return { users: (await store.list()).length, admins: await store.countAdmins() };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

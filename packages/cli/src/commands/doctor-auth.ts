@@ -1,7 +1,10 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import type { AppConfig } from "../../../harness/src/config";
 import { envReferenceName } from "../../../harness/src/config";
+import { errorMessage } from "../../../harness/src/errors";
+import { maskCredentials } from "../../../harness/src/postgres";
 import { resolveAuthSettings } from "../../../server/src";
+import type { AccountDatabase } from "../../../server/src";
 import { peekAccounts } from "../user-admin";
 import type { Finding } from "./doctor";
 import { DEFAULT_SERVE_URL, dotEnvHasValue, JWT_SECRET_VAR } from "./init-auth";
@@ -22,9 +25,10 @@ export interface AuthCheckInput {
  * The `auth` line of `deerflow doctor`: disabled (and by what), or enabled
  * with the secret's state, how many accounts and whether an admin exists.
  * Also flags a secret written into config.yaml itself and a `.env` holding it
- * that other users can read.
+ * that other users can read. The accounts are counted in the store the
+ * config's `database:` names (PostgreSQL or `auth.db`).
  */
-export function authFindings(input: AuthCheckInput): Finding[] {
+export async function authFindings(input: AuthCheckInput): Promise<Finding[]> {
   const section = input.config.auth;
   let settings;
   try {
@@ -40,12 +44,23 @@ export function authFindings(input: AuthCheckInput): Finding[] {
     return [{ check: "auth", level: "ok", message: `disabled (${by}): every request acts as the local default admin; fine while \`deerflow serve\` listens on 127.0.0.1 only` }];
   }
   const out: Finding[] = [];
-  const accounts = peekAccounts(input.dataDir) ?? { users: 0, admins: 0 };
-  const summary = `enabled: secret set (${settings.jwtSecret!.length} characters, at least 32), ${accounts.users} account(s), ${accounts.admins} admin(s)${settings.registrationEnabled ? ", self-registration open" : ""}`;
-  if (accounts.admins === 0) {
-    out.push({ check: "auth", level: "warn", message: `${summary}; no admin yet`, fix: `Start \`deerflow serve\` and open ${DEFAULT_SERVE_URL}/setup, or run \`deerflow users add EMAIL --admin\`.` });
-  } else {
-    out.push({ check: "auth", level: "ok", message: `${summary}; admin exists` });
+  const secret = `enabled: secret set (${settings.jwtSecret!.length} characters, at least 32)`;
+  const database = (input.config as { database?: AccountDatabase }).database;
+  let accounts: { users: number; admins: number } | undefined;
+  try {
+    accounts = (await peekAccounts(input.dataDir, database)) ?? { users: 0, admins: 0 };
+  } catch (err) {
+    const url = database?.postgres_url;
+    const why = url ? maskCredentials(errorMessage(err), url) : errorMessage(err);
+    out.push({ check: "auth", level: "error", message: `${secret}, but the accounts could not be read: ${why}`, fix: "Check database.postgres_url and that PostgreSQL is reachable (see the postgres line)." });
+  }
+  if (accounts) {
+    const summary = `${secret}, ${accounts.users} account(s), ${accounts.admins} admin(s)${settings.registrationEnabled ? ", self-registration open" : ""}`;
+    if (accounts.admins === 0) {
+      out.push({ check: "auth", level: "warn", message: `${summary}; no admin yet`, fix: `Start \`deerflow serve\` and open ${DEFAULT_SERVE_URL}/setup, or run \`deerflow users add EMAIL --admin\`.` });
+    } else {
+      out.push({ check: "auth", level: "ok", message: `${summary}; admin exists` });
+    }
   }
   if (typeof input.rawJwtSecret === "string" && !envReferenceName(input.rawJwtSecret)) {
     out.push({ check: "auth", level: "warn", message: "auth.jwt_secret is written in config.yaml itself", fix: `Move it to .env as ${JWT_SECRET_VAR}=… and write \`jwt_secret: $${JWT_SECRET_VAR}\` (config.yaml is often shared or committed).` });

@@ -239,7 +239,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
     }
   }
   if (config) findings.push(...toolFindings(config, rawTools, opts.dataDir));
-  if (config) findings.push(...authFindings({ config, rawJwtSecret, env, dataDir: opts.dataDir, envFiles }));
+  if (config) findings.push(...(await authFindings({ config, rawJwtSecret, env, dataDir: opts.dataDir, envFiles })));
   if (config) findings.push(...(await serviceFindings(config, env, opts.timeoutMs)));
   // Sandbox: bubblewrap on PATH, and whether it can actually isolate here, binding from the real data dir.
   const sandboxUse = (config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "";

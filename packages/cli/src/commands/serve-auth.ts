@@ -5,7 +5,9 @@
  */
 import type { AppConfig } from "../../../harness/src/config";
 import { resolveAuthSettings } from "../../../server/src";
-import type { AuthSection, AuthSettings } from "../../../server/src";
+import type { AccountDatabase, AuthSection, AuthSettings } from "../../../server/src";
+import { errorMessage } from "../../../harness/src/errors";
+import { maskCredentials } from "../../../harness/src/postgres";
 import { peekAccounts } from "../user-admin";
 
 /** Why sign-in is off, in the words of the fix. */
@@ -59,11 +61,22 @@ export function liveAuthSection(opts: {
   };
 }
 
-/** The lines `serve` prints about sign-in once it listens on `url`. */
-export function signInBanner(settings: AuthSettings, dataDir: string, url: string): string[] {
+/**
+ * The lines `serve` prints about sign-in once it listens on `url`, with the
+ * accounts counted in the store the config's `database:` names (PostgreSQL
+ * or the data dir's `auth.db`).
+ */
+export async function signInBanner(settings: AuthSettings, dataDir: string, url: string, database?: AccountDatabase | null): Promise<string[]> {
   if (!settings.enabled) return [`Sign-in: off (${authOffReason(settings)}); every request acts as the local default admin.`];
-  const accounts = peekAccounts(dataDir) ?? { users: 0, admins: 0 };
-  const lines = [`Sign-in: required (${accounts.users} account(s), ${accounts.admins} admin(s)${settings.registrationEnabled ? "; anyone who can reach it may register" : ""}).`];
+  const open = settings.registrationEnabled ? "; anyone who can reach it may register" : "";
+  let accounts: { users: number; admins: number };
+  try {
+    accounts = (await peekAccounts(dataDir, database)) ?? { users: 0, admins: 0 };
+  } catch (err) {
+    const why = database?.postgres_url ? maskCredentials(errorMessage(err), database.postgres_url) : errorMessage(err);
+    return [`Sign-in: required${open}; the accounts could not be read: ${why}`];
+  }
+  const lines = [`Sign-in: required (${accounts.users} account(s), ${accounts.admins} admin(s)${open}).`];
   if (accounts.admins === 0) lines.push(`No admin yet: open ${url}/setup to create one (or run \`deerflow users add EMAIL --admin\`).`);
   return lines;
 }

@@ -64,7 +64,7 @@ export interface WorkersPrimaryOptions {
   workers: number;
   term: Terminal;
   /** Printed once every worker listens (the URL and the sign-in banner). */
-  banner: (url: string) => string;
+  banner: (url: string) => string | Promise<string>;
 }
 
 /**
@@ -89,7 +89,9 @@ export function runWorkersPrimary(opts: WorkersPrimaryOptions): Promise<number |
         if (!started && listening.size === opts.workers) {
           started = true;
           const pids = Object.values(cluster.workers ?? {}).map((w) => w?.process.pid);
-          term.line(`${opts.banner(msg.url)}\n${opts.workers} workers (pids ${pids.join(", ")}) share the port; runs are shared through PostgreSQL and Redis.`);
+          void Promise.resolve(opts.banner(msg.url)).then((banner) =>
+            term.line(`${banner}\n${opts.workers} workers (pids ${pids.join(", ")}) share the port; runs are shared through PostgreSQL and Redis.`),
+          );
           // serving: the primary lives as long as its workers
           resolveStart(null);
         }

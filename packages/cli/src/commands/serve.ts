@@ -127,7 +127,8 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     term.error("Web UI not built (build skipped): run `npm run build:web`; the API works meanwhile.");
   }
   if (workers > 1 && !worker) {
-    return runWorkersPrimary({ workers, term, banner: (url) => [`DeerFlow is running at ${url}`, ...signInBanner(auth, common.dataDir, browsableUrl(url))].join("\n") });
+    const database = configManager?.get().database;
+    return runWorkersPrimary({ workers, term, banner: async (url) => [`DeerFlow is running at ${url}`, ...(await signInBanner(auth, common.dataDir, browsableUrl(url), database))].join("\n") });
   }
   if (!worker) {
     // several processes on one data dir share threads and files; only PostgreSQL + Redis share runs
@@ -161,7 +162,7 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     throw err;
   }
   if (worker) reportListening(url);
-  else term.line([`DeerFlow is running at ${url}`, ...signInBanner(auth, common.dataDir, browsableUrl(url))].join("\n"));
+  else term.line([`DeerFlow is running at ${url}`, ...(await signInBanner(auth, common.dataDir, browsableUrl(url), runtime.config()?.database))].join("\n"));
   const stop = async () => {
     await gateway.close();
     await runtime.close();
