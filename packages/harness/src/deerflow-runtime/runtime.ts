@@ -171,7 +171,8 @@ export class DeerFlowRuntime {
     }
     const config = configManager?.get();
     const owned: CloseHook[] = [];
-    const storage = await openStorage(config, { dataDir, needCheckpoints: !options.checkpointer, needStores: !options.stores });
+    // PostgreSQL's messages (migrations applied, a connection lost while idle) go to the runtime's log like its others.
+    const storage = await openStorage(config, { dataDir, needCheckpoints: !options.checkpointer, needStores: !options.stores, log: (m) => log(`[deerflow] ${m}`) });
     owned.push(() => storage.close());
     const checkpointer: Checkpointer = asCheckpointer(options.checkpointer ?? storage.checkpointStore!);
     const stores: PersistenceStores = options.stores ?? storage.stores!;

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DeerFlowClient } from "../../src/client";
 import { appConfigFromText } from "../../src/config";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
@@ -76,6 +76,25 @@ describe.skipIf(!serverUrl)("a runtime on database.backend: postgres", () => {
       await clientB.close();
       await b.close();
       delete process.env.DEERFLOW_TEST_PG_RUNTIME_URL;
+    }
+  });
+
+  it("reports the migrations it applies to the runtime's log, not to the console", async () => {
+    process.env.DEERFLOW_TEST_PG_RUNTIME_LOG_URL = db.url;
+    const text = ["sandbox:", "  use: local", "database:", "  backend: postgres", "  postgres_url: $DEERFLOW_TEST_PG_RUNTIME_LOG_URL", "  postgres_schema: rt_log", ""].join("\n");
+    const config = appConfigFromText(text).config;
+    const dataDir = mkdtempSync(path.join(tmpdir(), "df-pg-rt-log-"));
+    dirs.push(dataDir);
+    const logs: string[] = [];
+    const warn = vi.spyOn(console, "warn");
+    try {
+      const runtime = await DeerFlowRuntime.open({ config, dataDir, modelFactory: scriptedModelFactory(new ScriptedModel([])), log: (m) => void logs.push(m) });
+      await runtime.close();
+      // a fresh schema: its migrations are applied now, and said so once in the runtime's log
+      expect(logs.filter((l) => /PostgreSQL: applied .* migrations/.test(l)).length).toBeGreaterThan(0);
+      expect(warn.mock.calls.filter((c) => String(c[0]).includes("PostgreSQL"))).toEqual([]);
+    } finally {
+      warn.mockRestore();
     }
   });
 });
