@@ -213,7 +213,9 @@ export class RunService {
     run.holdsLease = true;
     const queued = this.active.get(record.threadId);
     if (queued) {
-      // Only reachable on one process's backends; the resumed run goes first.
+      // The resumed run goes first. On shared backends the displaced run may already be executing here, waiting
+      // for the thread's slot the dead owner held: it keeps waiting (now for the resumed run's release), and
+      // start() does not execute it a second time when the queue hands it the thread.
       this.enqueue(queued);
       this.active.delete(record.threadId);
     }
@@ -376,8 +378,12 @@ export class RunService {
 
   /** Make the run its thread's active run and execute it. */
   private start(run: LocalRun): void {
-    run.started = true;
     this.active.set(run.threadId, run);
+    // Starting is idempotent: a run that already executes (one a resume moved back into the queue while it
+    // waited for the thread's slot) only becomes the thread's active run again; executing it twice would apply
+    // its input twice.
+    if (run.started) return;
+    run.started = true;
     void this.execute(run);
   }
 

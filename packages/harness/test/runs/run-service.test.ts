@@ -352,3 +352,39 @@ describe("RunService across processes (shared backends)", () => {
     expect((await runtime.stores.runs.get(run.runId))?.status).toBe("running");
   });
 });
+
+describe("RunService takeover with a run queued behind the dead owner's run", () => {
+  it("a run waiting on this process for the thread executes once when this process resumes the run ahead of it", async () => {
+    const { b, runtime, bridge, leases, lock, model } = await twoProcesses(["resumed answer", "queued answer", "a second execution"]);
+    const runId = "dead-ahead";
+    const ts = new Date().toISOString();
+    await runtime.stores.runs.create({
+      runId, threadId: "x9", userId: "u1", assistantId: "lead_agent", status: "running", metadata: {}, kwargs: {}, multitaskStrategy: "reject",
+      createdAt: ts, updatedAt: ts, usage: { totalInputTokens: 0, totalOutputTokens: 0, totalTokens: 0, llmCallCount: 0, leadAgentTokens: 0, subagentTokens: 0, middlewareTokens: 0, messageCount: 0 },
+      stopReason: null, error: null, modelName: null,
+      execution: { settings: request("x9", "").settings as unknown as Record<string, unknown>, context: { thread_id: "x9", run_id: runId, user_id: "u1" }, configurable: {}, recursionLimit: 25, streamModes: ["values"], subgraphs: false },
+    });
+    await runtime.updateState("x9", { messages: [humanMessage("before the crash")] });
+    const dead = await bridge.writer(runId);
+    dead.publish("metadata", { run_id: runId, thread_id: "x9" });
+    // The dead owner's lease is already out, its thread slot not yet: a run created now must wait for the thread.
+    await leases.acquire(runId, "x9", "A-dead", 1, 0);
+    await lock.acquire("x9", runId, "A-dead", Date.now() + 60_000, Date.now());
+    const queued = await b.create(request("x9", "after the crash", { strategy: "enqueue" }));
+    expect(queued.status).toBe("pending");
+    // B's takeover resumes the dead run on the very process where the queued run waits for the thread.
+    const resumed = await b.resume(runId);
+    expect((await resumed.done).status).toBe("success");
+    expect((await queued.done).status).toBe("success");
+    await queued.recorded;
+    const values = (await runtime.readState("x9"))!.values as { messages: Array<{ type: string; content: unknown }> };
+    expect(values.messages.map((m) => `${m.type}:${String(m.content)}`)).toEqual([
+      "human:before the crash",
+      "ai:resumed answer",
+      "human:after the crash",
+      "ai:queued answer",
+    ]);
+    expect(model.callCount).toBe(2);
+    expect((await runtime.stores.runs.get(queued.runId))?.status).toBe("success");
+  });
+});
