@@ -16,6 +16,7 @@ import type { GraphInterrupt } from "./interrupt";
 import { composeModelCall, composeToolCall, HOOK_NODE_SUFFIX, hookOrder } from "./middleware-chain";
 import type { LoopHook } from "./middleware-chain";
 import { AGENT_CALLER, createRunOutcomeRecorder } from "./outcome";
+import { CheckpointWrites } from "./checkpoint-writes";
 import { NEXT_NODES_KEY, pendingToolCalls } from "./loop-steps";
 import type { Phase } from "./loop-steps";
 import { errorToolMessage, makeToolExecutor, runToolCall } from "./tool-step";
@@ -73,9 +74,8 @@ export class RunExecution<S extends AgentState> {
   private state!: S;
   private parent: { checkpointId: string | null; values: AgentState | undefined } = { checkpointId: null, values: undefined };
   private stepNo = -1;
-  /** The last queued checkpoint write (settles, never rejects) and the first write failure. */
-  private lastWrite: Promise<void> = Promise.resolve();
-  private writeError: Error | undefined;
+  /** Queued checkpoint writes and the first write failure. */
+  private readonly writes = new CheckpointWrites();
   private stepsUsed = 0;
   private modelCalls = 0;
   /** `undefined` until the starting state was loaded. */
@@ -221,7 +221,7 @@ export class RunExecution<S extends AgentState> {
   private async commit(writer: string, opts: { source?: "input" | "loop" | "fork"; interrupts?: Interrupt[]; next?: Phase } = {}): Promise<void> {
     const { source = "loop", interrupts, next } = opts;
     this.stepNo++;
-    if (this.writeError) throw this.writeError;
+    if (this.writes.error) throw this.writes.error;
     if (this.options.ephemeral || (this.parent.values === this.state && !interrupts && source !== "input")) {
       this.emit("values", this.state);
       return;
@@ -240,16 +240,8 @@ export class RunExecution<S extends AgentState> {
     });
     this.emit("values", this.state);
     this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
-    this.lastWrite = durable.catch((err: unknown) => {
-      this.writeError ??= err instanceof Error ? err : new Error(errorMessage(err));
-    });
+    this.writes.track(durable);
     this.emit("checkpoints", { checkpoint_id: loaded.record.checkpointId, parent_checkpoint_id: loaded.record.parentId, step: this.stepNo });
-  }
-
-  /** Wait until every queued checkpoint write is durable; the first failed one, if any. */
-  private async settleWrites(): Promise<Error | undefined> {
-    await this.lastWrite;
-    return this.writeError;
   }
 
   private async runHooks(hook: LoopHook): Promise<JumpTarget | undefined> {
@@ -311,14 +303,14 @@ export class RunExecution<S extends AgentState> {
     let result: Omit<RunResult<S>, "outcome">;
     try {
       result = await this.loop(input);
-      const writeError = await this.settleWrites();
+      const writeError = await this.writes.settle();
       if (writeError) throw writeError;
       const runError = this.outcome.error;
       if (result.status === "success" && runError) {
         result = { ...result, status: "error", error: new DeerFlowError(runError.type, runError.reason) };
       }
     } catch (err) {
-      await this.settleWrites();
+      await this.writes.settle();
       const cancelled = this.signal.aborted || isAbortError(err);
       result = {
         status: cancelled ? "cancelled" : "error",
@@ -451,7 +443,7 @@ export class RunExecution<S extends AgentState> {
     // that dies during the call leaves a thread whose head shows the call (patched as dangling on the next run),
     // never one that forgot a call whose effects happened. Tools that only read do not wait.
     if (pending.calls.some((call) => this.parts.tools.get(call.name)?.sideEffects !== false)) {
-      const writeError = await this.settleWrites();
+      const writeError = await this.writes.settle();
       if (writeError) throw writeError;
       this.checkAbort();
     }
