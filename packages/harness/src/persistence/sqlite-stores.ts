@@ -14,7 +14,8 @@ import type {
   ThreadSearch,
   ThreadStore,
 } from "./types";
-import { emptyUsage } from "./usage";
+import { parseJson, runFromRow, threadFromRow } from "./rows";
+import type { Row } from "./rows";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS gw_threads (
@@ -55,50 +56,6 @@ CREATE TABLE IF NOT EXISTS gw_messages (
   UNIQUE(thread_id, message_id)
 );
 `;
-
-type Row = Record<string, unknown>;
-
-function parseJson<T>(text: unknown, fallback: T): T {
-  if (typeof text !== "string") return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
-function toThread(r: Row): ThreadRecord {
-  return {
-    threadId: r.thread_id as string,
-    userId: r.user_id as string,
-    status: r.status as string,
-    metadata: parseJson(r.metadata, {}),
-    displayName: (r.display_name as string | null) ?? null,
-    createdAt: r.created_at as string,
-    updatedAt: r.updated_at as string,
-  };
-}
-
-function toRun(r: Row): RunRecord {
-  return {
-    runId: r.run_id as string,
-    threadId: r.thread_id as string,
-    userId: r.user_id as string,
-    assistantId: r.assistant_id as string,
-    status: r.status as RunRecord["status"],
-    metadata: parseJson(r.metadata, {}),
-    kwargs: parseJson(r.kwargs, {}),
-    multitaskStrategy: r.multitask_strategy as RunRecord["multitaskStrategy"],
-    createdAt: r.created_at as string,
-    updatedAt: r.updated_at as string,
-    usage: { ...emptyUsage(), ...parseJson<Partial<RunRecord["usage"]>>(r.usage, {}) },
-    stopReason: (r.stop_reason as string | null) ?? null,
-    error: (r.error as string | null) ?? null,
-    modelName: (r.model_name as string | null) ?? null,
-    // Only present when stored, so records of older runs compare as before.
-    ...(typeof r.execution === "string" ? { execution: parseJson<RunRecord["execution"]>(r.execution, null) } : {}),
-  };
-}
 
 /** A patchable record field: its column and whether it is stored as JSON. */
 type ColumnSpec = Record<string, { column: string; json?: boolean }>;
@@ -200,7 +157,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
   async get(threadId: string): Promise<ThreadRecord | undefined> {
     await this.settle(`thread:${threadId}`);
     const r = this.stmt(`SELECT * FROM gw_threads WHERE thread_id = ?`).get(threadId) as Row | undefined;
-    return r ? toThread(r) : undefined;
+    return r ? threadFromRow(r) : undefined;
   }
 
   /**
@@ -220,7 +177,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
 
   async search(f: ThreadSearch): Promise<ThreadRecord[]> {
     await this.settle("threads-any");
-    const rows = (this.stmt(`SELECT * FROM gw_threads WHERE user_id = ?`).all(f.userId) as Row[]).map(toThread);
+    const rows = (this.stmt(`SELECT * FROM gw_threads WHERE user_id = ?`).all(f.userId) as Row[]).map(threadFromRow);
     const filtered = rows.filter((t) => (!f.status || t.status === f.status) && matchesMetadata(t.metadata, f.metadata));
     filtered.sort(compareThreads);
     return filtered.slice(f.offset, f.offset + f.limit);
@@ -228,7 +185,7 @@ export class SqliteThreadStore extends StatementCache implements ThreadStore {
 
   async listRunning(): Promise<ThreadRecord[]> {
     await this.settle("threads-any");
-    return (this.stmt(`SELECT * FROM gw_threads WHERE status = 'running'`).all() as Row[]).map(toThread);
+    return (this.stmt(`SELECT * FROM gw_threads WHERE status = 'running'`).all() as Row[]).map(threadFromRow);
   }
 }
 
@@ -263,7 +220,7 @@ export class SqliteRunStore extends StatementCache implements RunStore {
   async get(runId: string): Promise<RunRecord | undefined> {
     await this.settle(`run:${runId}`);
     const r = this.stmt(`SELECT * FROM gw_runs WHERE run_id = ?`).get(runId) as Row | undefined;
-    return r ? toRun(r) : undefined;
+    return r ? runFromRow(r) : undefined;
   }
 
   /**
@@ -281,7 +238,7 @@ export class SqliteRunStore extends StatementCache implements RunStore {
     await this.settle("runs-any");
     return (
       this.stmt(`SELECT * FROM gw_runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC`).all(threadId) as Row[]
-    ).map(toRun);
+    ).map(runFromRow);
   }
 
   async deleteByThread(threadId: string): Promise<void> {
@@ -290,7 +247,7 @@ export class SqliteRunStore extends StatementCache implements RunStore {
 
   async recoverOrphans(now: string): Promise<RunRecord[]> {
     await this.settle("runs-any");
-    const rows = (this.stmt(`SELECT * FROM gw_runs WHERE status IN ('pending','running')`).all() as Row[]).map(toRun);
+    const rows = (this.stmt(`SELECT * FROM gw_runs WHERE status IN ('pending','running')`).all() as Row[]).map(runFromRow);
     if (rows.length) {
       const sql = `UPDATE gw_runs SET status='error', stop_reason='orphan_recovered', error=?, updated_at=? WHERE run_id=?`;
       await this.writeAll(

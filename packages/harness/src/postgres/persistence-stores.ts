@@ -8,57 +8,13 @@ import type {
   ThreadSearch,
   ThreadStore,
 } from "../persistence/types";
-import { emptyUsage } from "../persistence/usage";
+import { parseJson, runFromRow, threadFromRow } from "../persistence/rows";
+import type { Row } from "../persistence/rows";
 import { int8, jsonbText, pgText, prepared } from "./statements";
-
-type Row = Record<string, unknown>;
-
-function parseJson<T>(text: unknown, fallback: T): T {
-  if (typeof text !== "string") return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
 
 const THREAD_COLS = "thread_id, user_id, status, metadata, display_name, created_at, updated_at";
 const RUN_COLS =
   "run_id, thread_id, user_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, usage, stop_reason, error, model_name, execution";
-
-function toThread(r: Row): ThreadRecord {
-  return {
-    threadId: r.thread_id as string,
-    userId: r.user_id as string,
-    status: r.status as string,
-    // jsonb: node-postgres hands back the parsed value.
-    metadata: (r.metadata as Record<string, unknown>) ?? {},
-    displayName: (r.display_name as string | null) ?? null,
-    createdAt: r.created_at as string,
-    updatedAt: r.updated_at as string,
-  };
-}
-
-function toRun(r: Row): RunRecord {
-  return {
-    runId: r.run_id as string,
-    threadId: r.thread_id as string,
-    userId: r.user_id as string,
-    assistantId: r.assistant_id as string,
-    status: r.status as RunRecord["status"],
-    metadata: parseJson(r.metadata, {}),
-    kwargs: parseJson(r.kwargs, {}),
-    multitaskStrategy: r.multitask_strategy as RunRecord["multitaskStrategy"],
-    createdAt: r.created_at as string,
-    updatedAt: r.updated_at as string,
-    usage: { ...emptyUsage(), ...parseJson<Partial<RunRecord["usage"]>>(r.usage, {}) },
-    stopReason: (r.stop_reason as string | null) ?? null,
-    error: (r.error as string | null) ?? null,
-    modelName: (r.model_name as string | null) ?? null,
-    // Only present when stored, as the SQLite store does.
-    ...(typeof r.execution === "string" ? { execution: parseJson<RunRecord["execution"]>(r.execution, null) } : {}),
-  };
-}
 
 /** A patchable field: its column and how its value is encoded. */
 type ColumnSpec = Record<string, { column: string; encode?: "json" | "jsonb" }>;
@@ -123,7 +79,7 @@ export class PostgresThreadStore implements ThreadStore {
 
   async get(threadId: string): Promise<ThreadRecord | undefined> {
     const res = await this.pool.query(prepared(`SELECT ${THREAD_COLS} FROM deerflow_threads WHERE thread_id = $1`, [threadId]));
-    return res.rows[0] ? toThread(res.rows[0]) : undefined;
+    return res.rows[0] ? threadFromRow(res.rows[0]) : undefined;
   }
 
   async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
@@ -157,12 +113,12 @@ export class PostgresThreadStore implements ThreadStore {
       ORDER BY COALESCE(metadata -> 'deerflow_pinned' = 'true'::jsonb, false) DESC, updated_at DESC, thread_id DESC
       LIMIT $${values.length - 1} OFFSET $${values.length}`;
     const res = await this.pool.query(prepared(sql, values));
-    return res.rows.map(toThread);
+    return res.rows.map(threadFromRow);
   }
 
   async listRunning(): Promise<ThreadRecord[]> {
     const res = await this.pool.query(prepared(`SELECT ${THREAD_COLS} FROM deerflow_threads WHERE status = 'running'`, []));
-    return res.rows.map(toThread);
+    return res.rows.map(threadFromRow);
   }
 }
 
@@ -194,7 +150,7 @@ export class PostgresRunStore implements RunStore {
 
   async get(runId: string): Promise<RunRecord | undefined> {
     const res = await this.pool.query(prepared(`SELECT ${RUN_COLS} FROM deerflow_runs WHERE run_id = $1`, [runId]));
-    return res.rows[0] ? toRun(res.rows[0]) : undefined;
+    return res.rows[0] ? runFromRow(res.rows[0]) : undefined;
   }
 
   async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
@@ -206,7 +162,7 @@ export class PostgresRunStore implements RunStore {
     const res = await this.pool.query(
       prepared(`SELECT ${RUN_COLS} FROM deerflow_runs WHERE thread_id = $1 ORDER BY created_at DESC, seq DESC`, [threadId]),
     );
-    return res.rows.map(toRun);
+    return res.rows.map(runFromRow);
   }
 
   async deleteByThread(threadId: string): Promise<void> {
@@ -222,7 +178,7 @@ export class PostgresRunStore implements RunStore {
         ["The server stopped while this run was in progress", now],
       ),
     );
-    return res.rows.map(toRun);
+    return res.rows.map(runFromRow);
   }
 }
 
