@@ -41,7 +41,9 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     });
 
   const waitRun = async (c: Context, run: RunHandle): Promise<Response> => {
-    await run.done;
+    // `done` settles when the stream ends; the record's final status may still be on its way to a store whose reads
+    // do not wait for queued writes (PostgreSQL), so the answer waits for the bookkeeping.
+    await run.recorded;
     const rec = await ctx.stores.runs.get(run.runId);
     c.header("Content-Location", contentLocation(run.threadId, run.runId));
     if (!rec || rec.status !== "success") return c.json({ status: rec?.status ?? "error", error: rec?.error ?? null });
