@@ -56,6 +56,9 @@ export class RemoteSubscription {
       this.finish(gapItem(this.runId, this.lastEventId, first.item!.id, latest!.item!.id));
       return false;
     }
+    // An id past everything stored (a client's `Last-Event-ID` is any text of the right shape) resumes after
+    // the newest event, as the writer's own window does: otherwise every later entry would count as seen.
+    if (requested && latest && compareEventIds(requested, latest.at) > 0) this.last = latest.at;
     const waiting = this.waiting ?? [];
     this.waiting = undefined;
     for (const e of entries) if (!this.take(e)) return false;
@@ -71,11 +74,12 @@ export class RemoteSubscription {
       return true;
     }
     const last = this.last;
-    if (last && compareEventIds(e.at, last) <= 0) return true;
+    // The end marker ends the subscription whatever id the client claimed to have seen.
     if (!e.item) {
       this.finish(END_ITEM);
       return false;
     }
+    if (last && compareEventIds(e.at, last) <= 0) return true;
     if (last && e.at.seq > last.seq + 1) {
       // Entries between were trimmed before this subscriber read them.
       this.finish(gapItem(this.runId, formatEventId(last.epochMs, last.seq), e.item.id, e.item.id));
