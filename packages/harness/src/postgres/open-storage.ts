@@ -58,15 +58,19 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await pool.end().catch(() => undefined);
     throw err;
   }
+  const threads = new PostgresThreadStore(pool);
+  const runs = new PostgresRunStore(pool);
+  const messages = new PostgresMessageStore(pool);
   let closed: Promise<void> | undefined;
-  const close = () => (closed ??= pool.end());
+  // Writes the stores were handed and not seen answered go out before the pool ends.
+  const close = () => (closed ??= Promise.all([threads.settled(), runs.settled(), messages.settled()]).then(() => pool.end()));
   return {
     pool,
     checkpointStore: new PostgresCheckpointStore(pool),
     stores: {
-      threads: new PostgresThreadStore(pool),
-      runs: new PostgresRunStore(pool),
-      messages: new PostgresMessageStore(pool),
+      threads,
+      runs,
+      messages,
       // The storage closes the pool once for every store on it.
       async close() {},
     },

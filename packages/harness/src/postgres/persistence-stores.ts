@@ -10,6 +10,7 @@ import type {
 } from "../persistence/types";
 import { parseJson, runFromRow, threadFromRow } from "../persistence/rows";
 import type { Row } from "../persistence/rows";
+import { RowWriteQueues } from "./row-writes";
 import { int8, jsonbText, pgText, prepared } from "./statements";
 
 const THREAD_COLS = "thread_id, user_id, status, metadata, display_name, created_at, updated_at";
@@ -59,12 +60,22 @@ function patchQuery(table: string, columns: ColumnSpec, patch: Record<string, un
   return prepared(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${keyColumn} = $${values.length}`, values);
 }
 
-/** {@link ThreadStore} over `deerflow_threads`. */
+/**
+ * {@link ThreadStore} over `deerflow_threads`. Writes of one thread go out in
+ * order and reads see the writes handed in before them ({@link RowWriteQueues}).
+ */
 export class PostgresThreadStore implements ThreadStore {
+  private readonly writes = new RowWriteQueues();
+
   constructor(private readonly pool: pg.Pool) {}
 
-  async create(t: ThreadRecord): Promise<void> {
-    await this.pool.query(
+  /** Settles once every write handed in so far did (before the pool closes). */
+  settled(): Promise<void> {
+    return this.writes.allSettled() ?? Promise.resolve();
+  }
+
+  create(t: ThreadRecord): Promise<void> {
+    return this.writes.write(`t:${t.threadId}`, () => this.pool.query(
       prepared(`INSERT INTO deerflow_threads (${THREAD_COLS}) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`, [
         t.threadId,
         pgText(t.userId),
@@ -74,21 +85,26 @@ export class PostgresThreadStore implements ThreadStore {
         t.createdAt,
         t.updatedAt,
       ]),
-    );
+    ));
   }
 
   async get(threadId: string): Promise<ThreadRecord | undefined> {
+    await this.writes.settled(`t:${threadId}`);
     const res = await this.pool.query(prepared(`SELECT ${THREAD_COLS} FROM deerflow_threads WHERE thread_id = $1`, [threadId]));
     return res.rows[0] ? threadFromRow(res.rows[0]) : undefined;
   }
 
-  async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
-    const q = patchQuery("deerflow_threads", THREAD_COLUMNS, patch, "thread_id", threadId);
-    if (q) await this.pool.query(q);
+  /** Patches of one thread handed in together, or while one is in flight, go out as one `UPDATE`. */
+  update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
+    if (!patchQuery("deerflow_threads", THREAD_COLUMNS, patch, "thread_id", threadId)) return Promise.resolve();
+    return this.writes.patch(`t:${threadId}`, patch, (merged) => {
+      const q = patchQuery("deerflow_threads", THREAD_COLUMNS, merged, "thread_id", threadId);
+      return q ? this.pool.query(q) : Promise.resolve();
+    });
   }
 
-  async delete(threadId: string): Promise<void> {
-    await this.pool.query(prepared(`DELETE FROM deerflow_threads WHERE thread_id = $1`, [threadId]));
+  delete(threadId: string): Promise<void> {
+    return this.writes.write(`t:${threadId}`, () => this.pool.query(prepared(`DELETE FROM deerflow_threads WHERE thread_id = $1`, [threadId])));
   }
 
   /**
@@ -97,6 +113,7 @@ export class PostgresThreadStore implements ThreadStore {
    * matches when its value equals the filter's (a missing key never does).
    */
   async search(f: ThreadSearch): Promise<ThreadRecord[]> {
+    await this.writes.allSettled();
     const values: unknown[] = [pgText(f.userId)];
     const where = ["user_id = $1"];
     if (f.status) {
@@ -117,17 +134,29 @@ export class PostgresThreadStore implements ThreadStore {
   }
 
   async listRunning(): Promise<ThreadRecord[]> {
+    await this.writes.allSettled();
     const res = await this.pool.query(prepared(`SELECT ${THREAD_COLS} FROM deerflow_threads WHERE status = 'running'`, []));
     return res.rows.map(threadFromRow);
   }
 }
 
-/** {@link RunStore} over `deerflow_runs`. */
+/**
+ * {@link RunStore} over `deerflow_runs`. Writes of one run go out in order
+ * and reads see the writes handed in before them ({@link RowWriteQueues}):
+ * a client reading a run as its stream ends sees its final status.
+ */
 export class PostgresRunStore implements RunStore {
+  private readonly writes = new RowWriteQueues();
+
   constructor(private readonly pool: pg.Pool) {}
 
-  async create(r: RunRecord): Promise<void> {
-    await this.pool.query(
+  /** Settles once every write handed in so far did (before the pool closes). */
+  settled(): Promise<void> {
+    return this.writes.allSettled() ?? Promise.resolve();
+  }
+
+  create(r: RunRecord): Promise<void> {
+    return this.writes.write(`r:${r.runId}`, () => this.pool.query(
       prepared(`INSERT INTO deerflow_runs (${RUN_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, [
         r.runId,
         r.threadId,
@@ -145,20 +174,26 @@ export class PostgresRunStore implements RunStore {
         pgText(r.modelName),
         r.execution ? JSON.stringify(r.execution) : null,
       ]),
-    );
+    ));
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
+    await this.writes.settled(`r:${runId}`);
     const res = await this.pool.query(prepared(`SELECT ${RUN_COLS} FROM deerflow_runs WHERE run_id = $1`, [runId]));
     return res.rows[0] ? runFromRow(res.rows[0]) : undefined;
   }
 
-  async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
-    const q = patchQuery("deerflow_runs", RUN_COLUMNS, patch, "run_id", runId);
-    if (q) await this.pool.query(q);
+  /** Patches of one run handed in together, or while one is in flight, go out as one `UPDATE`. */
+  update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
+    if (!patchQuery("deerflow_runs", RUN_COLUMNS, patch, "run_id", runId)) return Promise.resolve();
+    return this.writes.patch(`r:${runId}`, patch, (merged) => {
+      const q = patchQuery("deerflow_runs", RUN_COLUMNS, merged, "run_id", runId);
+      return q ? this.pool.query(q) : Promise.resolve();
+    });
   }
 
   async listByThread(threadId: string): Promise<RunRecord[]> {
+    await this.writes.allSettled();
     const res = await this.pool.query(
       prepared(`SELECT ${RUN_COLS} FROM deerflow_runs WHERE thread_id = $1 ORDER BY created_at DESC, seq DESC`, [threadId]),
     );
@@ -166,27 +201,37 @@ export class PostgresRunStore implements RunStore {
   }
 
   async deleteByThread(threadId: string): Promise<void> {
-    await this.pool.query(prepared(`DELETE FROM deerflow_runs WHERE thread_id = $1`, [threadId]));
+    await this.writes.writeAll(() => this.pool.query(prepared(`DELETE FROM deerflow_runs WHERE thread_id = $1`, [threadId])));
   }
 
   /** One statement: the runs it changed are exactly the ones it returns, even with several processes. */
   async recoverOrphans(now: string): Promise<RunRecord[]> {
-    const res = await this.pool.query(
+    const res = await this.writes.writeAll(() => this.pool.query(
       prepared(
         `UPDATE deerflow_runs SET status = 'error', stop_reason = 'orphan_recovered', error = $1, updated_at = $2
            WHERE status IN ('pending', 'running') RETURNING ${RUN_COLS}`,
         ["The server stopped while this run was in progress", now],
       ),
-    );
+    ));
     return res.rows.map(runFromRow);
   }
 }
 
 const MESSAGE_COLS = "seq, thread_id, run_id, message_id, message_type, content, created_at";
 
-/** {@link MessageStore} over `deerflow_messages`. */
+/**
+ * {@link MessageStore} over `deerflow_messages`. A thread's batches go out in
+ * order and its reads see the batches handed in before them.
+ */
 export class PostgresMessageStore implements MessageStore {
+  private readonly writes = new RowWriteQueues();
+
   constructor(private readonly pool: pg.Pool) {}
+
+  /** Settles once every write handed in so far did (before the pool closes). */
+  settled(): Promise<void> {
+    return this.writes.allSettled() ?? Promise.resolve();
+  }
 
   /**
    * The whole batch in one statement (arrays unnested in order). A message
@@ -194,7 +239,7 @@ export class PostgresMessageStore implements MessageStore {
    * new content; an id repeated within the batch is stored at its first
    * position with its last content, as one-by-one inserts would leave it.
    */
-  async record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void> {
+  record(threadId: string, runId: string, messages: Array<Record<string, unknown>>, createdAt: string): Promise<void> {
     const at = new Map<string, number>();
     const ids: string[] = [];
     const types: string[] = [];
@@ -211,8 +256,8 @@ export class PostgresMessageStore implements MessageStore {
       types.push(pgText(String(m.type ?? "unknown")));
       contents.push(JSON.stringify(m));
     }
-    if (!ids.length) return;
-    await this.pool.query(
+    if (!ids.length) return Promise.resolve();
+    return this.writes.write(`m:${threadId}`, () => this.pool.query(
       prepared(
         `INSERT INTO deerflow_messages (thread_id, run_id, message_id, message_type, content, created_at)
            SELECT $1, $2, m.id, m.type, m.content, $3
@@ -221,10 +266,11 @@ export class PostgresMessageStore implements MessageStore {
          ON CONFLICT (thread_id, message_id) DO UPDATE SET content = excluded.content`,
         [threadId, runId, createdAt, ids, types, contents],
       ),
-    );
+    ));
   }
 
   async page(threadId: string, options: { limit: number; beforeSeq?: number }): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
+    await this.writes.settled(`m:${threadId}`);
     const before = options.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     const res = await this.pool.query(
       prepared(`SELECT ${MESSAGE_COLS} FROM deerflow_messages WHERE thread_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
@@ -252,11 +298,12 @@ export class PostgresMessageStore implements MessageStore {
   }
 
   async runIds(threadId: string): Promise<Map<string, string>> {
+    await this.writes.settled(`m:${threadId}`);
     const res = await this.pool.query(prepared(`SELECT message_id, run_id FROM deerflow_messages WHERE thread_id = $1 ORDER BY seq`, [threadId]));
     return new Map(res.rows.map((r) => [r.message_id as string, r.run_id as string]));
   }
 
-  async deleteByThread(threadId: string): Promise<void> {
-    await this.pool.query(prepared(`DELETE FROM deerflow_messages WHERE thread_id = $1`, [threadId]));
+  deleteByThread(threadId: string): Promise<void> {
+    return this.writes.write(`m:${threadId}`, () => this.pool.query(prepared(`DELETE FROM deerflow_messages WHERE thread_id = $1`, [threadId])));
   }
 }

@@ -159,6 +159,80 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(await s.runs.get("missing")).toBeUndefined();
       }));
 
+    // The run recorder hands in a run's final writes and returns; a client reading the run as its stream ends must
+    // see them. So a read sees every write handed in before it, awaited or not, and one row's writes land in order.
+    it("reads see the writes handed in just before them, awaited or not: get, search and list, run status transitions", () =>
+      withStores(async (s) => {
+        const writes: Array<Promise<unknown>> = [];
+        const w = (p: Promise<unknown>) => void writes.push(p);
+        const n = 24;
+        const threadIds = Array.from({ length: n }, (_, i) => `ryw-t${i}`);
+        for (const id of threadIds) w(s.threads.create(threadRecord(id, { updatedAt: `2024-01-01T00:00:${String(threadIds.indexOf(id)).padStart(2, "0")}.000Z` })));
+        expect((await Promise.all(threadIds.map((id) => s.threads.get(id)))).map((t) => t?.threadId)).toEqual(threadIds);
+        // a pending → running → success transition per run, none awaited, each read at once
+        for (const [i, id] of threadIds.entries()) {
+          w(s.runs.create(runRecord(`ryw-r${i}`, id)));
+          w(s.threads.update(id, { status: "running" }));
+          w(s.runs.update(`ryw-r${i}`, { status: "running", updatedAt: "2024-01-02T00:00:00.000Z" }));
+        }
+        expect((await Promise.all(threadIds.map((_, i) => s.runs.get(`ryw-r${i}`)))).map((r) => r?.status)).toEqual(threadIds.map(() => "running"));
+        expect((await s.threads.listRunning()).map((t) => t.threadId).sort()).toEqual([...threadIds].sort());
+        for (const [i, id] of threadIds.entries()) {
+          w(s.runs.update(`ryw-r${i}`, { status: "success", usage: { ...emptyUsage(), totalTokens: i }, stopReason: "done" }));
+          w(s.threads.update(id, { status: "idle", displayName: `title ${i}` }));
+          w(s.threads.update(id, { updatedAt: "2024-02-01T00:00:00.000Z" }));
+        }
+        const ended = await Promise.all(threadIds.map((_, i) => s.runs.get(`ryw-r${i}`)));
+        expect(ended.map((r) => [r?.status, r?.usage.totalTokens, r?.stopReason, r?.updatedAt])).toEqual(
+          threadIds.map((_, i) => ["success", i, "done", "2024-01-02T00:00:00.000Z"]),
+        );
+        expect(await s.threads.listRunning()).toEqual([]);
+        const found = await s.threads.search({ userId: "default", status: "idle", limit: 100, offset: 0 });
+        expect(found.map((t) => [t.threadId, t.displayName, t.updatedAt]).sort()).toEqual(
+          threadIds.map((id, i) => [id, `title ${i}`, "2024-02-01T00:00:00.000Z"]).sort(),
+        );
+        // a later run of a thread lists first as soon as it is handed in; delete by thread, then a new run
+        w(s.runs.create(runRecord("ryw-later", "ryw-t0", { createdAt: "2024-03-01T00:00:00.000Z", status: "running" })));
+        expect((await s.runs.listByThread("ryw-t0")).map((r) => [r.runId, r.status])).toEqual([["ryw-later", "running"], ["ryw-r0", "success"]]);
+        w(s.runs.update("ryw-later", { status: "interrupted" }));
+        w(s.runs.deleteByThread("ryw-t0"));
+        w(s.runs.create(runRecord("ryw-after", "ryw-t0")));
+        expect((await s.runs.listByThread("ryw-t0")).map((r) => r.runId)).toEqual(["ryw-after"]);
+        expect(await s.runs.get("ryw-later")).toBeUndefined();
+        // orphan recovery (a read and a write, awaited by its callers) sees a run created just before it
+        w(s.runs.create(runRecord("ryw-orphan", "ryw-t1", { status: "running" })));
+        expect((await s.runs.recoverOrphans("2024-05-05T00:00:00.000Z")).map((r) => r.runId).sort()).toEqual(["ryw-after", "ryw-orphan"]);
+        expect(await s.runs.get("ryw-orphan")).toMatchObject({ status: "error", stopReason: "orphan_recovered" });
+        // a delete then a read; a transcript batch then a page
+        w(s.threads.delete("ryw-t2"));
+        expect(await s.threads.get("ryw-t2")).toBeUndefined();
+        w(s.messages.record("ryw-t3", "ryw-r3", [{ id: "m1", type: "human", content: "q" }], "2024-01-01T00:00:00.000Z"));
+        w(s.messages.record("ryw-t3", "ryw-r3", [{ id: "m1", type: "human", content: "q2" }, { id: "m2", type: "ai", content: "a" }], "2024-01-01T00:00:00.000Z"));
+        expect((await s.messages.page("ryw-t3", { limit: 10 })).rows.map((r) => [r.messageId, r.content.content])).toEqual([["m1", "q2"], ["m2", "a"]]);
+        expect([...(await s.messages.runIds("ryw-t3")).keys()]).toEqual(["m1", "m2"]);
+        w(s.messages.deleteByThread("ryw-t3"));
+        expect((await s.messages.page("ryw-t3", { limit: 10 })).rows).toEqual([]);
+        await Promise.all(writes);
+      }));
+
+    it("one row's patches land in the order they were handed in, merged or not; a failed write does not stop the next", () =>
+      withStores(async (s) => {
+        await s.runs.create(runRecord("ord", "t-ord"));
+        const writes: Array<Promise<void>> = [];
+        for (let i = 1; i <= 40; i++) writes.push(s.runs.update("ord", { error: `step ${i}`, ...(i % 3 ? {} : { stopReason: `at ${i}` }) }));
+        writes.push(s.runs.update("ord", { error: undefined, status: "success" }));
+        expect(await s.runs.get("ord")).toMatchObject({ status: "success", error: "step 40", stopReason: "at 39" });
+        await Promise.all(writes);
+        // a duplicate create fails alone; the patch handed in after it still lands
+        const dup = s.threads.create(threadRecord("dup"));
+        const again = s.threads.create(threadRecord("dup"));
+        const after = s.threads.update("dup", { status: "running" });
+        await dup;
+        await expect(again).rejects.toThrow();
+        await after;
+        expect((await s.threads.get("dup"))?.status).toBe("running");
+      }));
+
     it("messages: insert once per id (content replaced in place), paging from the end, run ids", () =>
       withStores(async (s) => {
         await s.messages.record("t", "r1", [{ id: "m1", type: "human", content: "hi" }, { id: "m2", type: "ai", content: "draft" }, { type: "ai", content: "no id" }], "2024-01-01T00:00:00.000Z");
