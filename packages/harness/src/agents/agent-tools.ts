@@ -2,14 +2,10 @@ import { z } from "zod";
 import { errorMessage } from "../errors";
 import { tool } from "../tools";
 import type { RunContext, ToolDefinition } from "../tools";
-import {
-  isLegacyOnlyAgent,
-  loadCustomAgent,
-  normalizeAgentName,
-  unmanagedAgentFields,
-  updateCustomAgent,
-} from "./custom-agent";
+import { normalizeAgentName, unmanagedAgentFields } from "./custom-agent";
 import type { CustomAgentConfig, CustomAgentDocument } from "./custom-agent";
+import { FileAgentStore } from "./store/file-store";
+import type { AgentStore } from "./store/types";
 
 /** Names of the two agent self-management tools. */
 export const SETUP_AGENT_TOOL_NAME = "setup_agent";
@@ -47,8 +43,10 @@ const updateSchema = z.object({
 
 /** Options of {@link createSetupAgentTool} and {@link createUpdateAgentTool}. */
 export interface AgentToolsOptions {
-  /** Runtime home holding `users/{uid}/agents/`. */
+  /** Runtime home holding `users/{uid}/agents/` (the file store's root when no `store` is given). */
   baseDir: string;
+  /** Where agents are read and written (`agent_storage:`); default: the files under `baseDir`. */
+  store?: AgentStore;
   /** Configured model names (checked before `update_agent` stores a `model`). */
   modelNames?: () => string[];
 }
@@ -56,6 +54,8 @@ export interface AgentToolsOptions {
 function fail(content: string) {
   return { content: `Error: ${content}`, status: "error" as const };
 }
+
+const storeOf = (options: AgentToolsOptions): AgentStore => options.store ?? new FileAgentStore(options.baseDir);
 
 function contextAgentName(context: RunContext): string | undefined {
   return context.identity.agentName ?? undefined;
@@ -74,7 +74,7 @@ export function createSetupAgentTool(options: AgentToolsOptions): ToolDefinition
       "behaviour), a one-line description and optionally the skills it may use.",
     schema: setupSchema,
     metadata: { group: "builtin" },
-    execute: (args, runtime) => {
+    execute: async (args, runtime) => {
       // an empty soul would leave an agent without a personality while reporting success
       if (!args.soul.trim()) return fail("soul content is empty; refusing to create agent with an empty SOUL.md");
       const raw = contextAgentName(runtime.context);
@@ -85,7 +85,7 @@ export function createSetupAgentTool(options: AgentToolsOptions): ToolDefinition
         const doc: CustomAgentDocument = { name };
         if (args.description) doc.description = args.description;
         if (args.skills !== undefined && args.skills !== null) doc.skills = args.skills;
-        updateCustomAgent(options.baseDir, runtime.context.identity.userId, name, doc, args.soul);
+        await storeOf(options).update(runtime.context.identity.userId, name, doc, args.soul);
       } catch (err) {
         return fail(errorMessage(err));
       }
@@ -107,7 +107,7 @@ export function createUpdateAgentTool(options: AgentToolsOptions): ToolDefinitio
       "others (do not pass 'null'). `soul` is the FULL replacement content. Changes apply from the next user turn.",
     schema: updateSchema,
     metadata: { group: "builtin" },
-    execute: (args, runtime) => {
+    execute: async (args, runtime) => {
       const channel = runtime.context.channel_name;
       if (typeof channel === "string" && UNTRUSTED_CHANNELS.has(channel)) {
         return fail(`update_agent is disabled on the '${channel}' channel; change the agent from the chat UI or the HTTP API.`);
@@ -128,6 +128,7 @@ export function createUpdateAgentTool(options: AgentToolsOptions): ToolDefinitio
       const raw = contextAgentName(runtime.context);
       if (!raw) return fail("update_agent is only available inside a custom agent's chat; in the bootstrap flow use setup_agent.");
       const { userId } = runtime.context.identity;
+      const store = storeOf(options);
       let name: string;
       let existing: CustomAgentConfig;
       try {
@@ -135,10 +136,10 @@ export function createUpdateAgentTool(options: AgentToolsOptions): ToolDefinitio
         if (given.model !== undefined && options.modelNames && !options.modelNames().includes(given.model)) {
           return fail(`Unknown model '${given.model}'. Pass a model name from config.yaml's models section.`);
         }
-        if (isLegacyOnlyAgent(options.baseDir, userId, name)) {
+        if (await store.isLegacyOnly(userId, name)) {
           return fail(`Agent '${name}' only exists in the legacy shared layout; move it under users/${userId}/agents before updating.`);
         }
-        existing = loadCustomAgent(options.baseDir, userId, name);
+        existing = await store.get(userId, name);
       } catch (err) {
         return fail(errorMessage(err));
       }
@@ -157,7 +158,7 @@ export function createUpdateAgentTool(options: AgentToolsOptions): ToolDefinitio
       if (!changed.length) return `No changes applied to agent '${name}'. The provided values matched the existing config.`;
       try {
         const configChanged = changed.some((k) => k !== "soul");
-        updateCustomAgent(options.baseDir, userId, name, configChanged ? doc : null, given.soul ?? null);
+        await store.update(userId, name, configChanged ? doc : null, given.soul ?? null);
       } catch (err) {
         return fail(`Failed to update agent '${name}': ${errorMessage(err)}`);
       }

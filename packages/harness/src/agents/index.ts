@@ -20,6 +20,8 @@ export {
   userAgentDir,
 } from "./custom-agent";
 export type { AgentDeleteOutcome, CustomAgentConfig, CustomAgentDocument } from "./custom-agent";
+export { AGENTS_COMPONENT, AGENTS_MIGRATIONS, agentStorageBackend, FileAgentStore, importFileAgents, openAgentStore, PostgresAgentRows, SqlAgentStore, SqliteAgentRows } from "./store";
+export type { AgentImportOutcome, AgentRowDb, AgentStore, AgentStoreKind, OpenAgentStoreOptions } from "./store";
 export { SETUP_AGENT_TOOL_NAME, UPDATE_AGENT_TOOL_NAME, createSetupAgentTool, createUpdateAgentTool } from "./agent-tools";
 export type { AgentToolsOptions } from "./agent-tools";
 export { resolveGuardrailProvider } from "./guardrail-provider";

@@ -28,7 +28,8 @@ import { buildLeadMiddlewares, createSharedLeadMiddlewares } from "./lead-middle
 import type { LeadMiddlewareInputs, SharedLeadMiddlewares } from "./lead-middlewares";
 import { buildSystemPrompt } from "./prompt";
 import { createSetupAgentTool, createUpdateAgentTool } from "./agent-tools";
-import { loadCustomAgent } from "./custom-agent";
+import { FileAgentStore } from "./store/file-store";
+import type { AgentStore } from "./store/types";
 import type { CustomAgentConfig } from "./custom-agent";
 import { runSettings } from "./runtime-options";
 import type { LeadRuntimeOptions } from "./runtime-options";
@@ -53,6 +54,8 @@ export interface LeadAgentFactoryOptions {
   config: ConfigSource;
   /** Runtime home (`DEER_FLOW_HOME`, default `.deer-flow`). */
   baseDir?: string;
+  /** Where custom agents are read (`agent_storage:`); default: the files under `baseDir`. */
+  agentStore?: AgentStore;
   checkpointer?: CheckpointStore | Checkpointer;
   /** Sandbox provider; by default one is created from `config.sandbox` and reused. */
   sandboxProvider?: SandboxProvider;
@@ -103,10 +106,10 @@ function configGetter(source: ConfigSource): () => AppConfig {
 }
 
 /** The lead's built-in tools: present_files, ask_clarification, list_uploaded_files, view_image (vision models), setup_agent / update_agent. */
-function leadBuiltinTools(o: { provider: SandboxProvider; vision: boolean; agentTool: "setup" | "update" | null; baseDir: string; config: () => AppConfig }): ToolDefinition[] {
+function leadBuiltinTools(o: { provider: SandboxProvider; vision: boolean; agentTool: "setup" | "update" | null; baseDir: string; store: AgentStore; config: () => AppConfig }): ToolDefinition[] {
   const out: ToolDefinition[] = [createPresentFilesTool({ provider: o.provider }), askClarificationTool, createListUploadedFilesTool({ provider: o.provider })];
   if (o.vision) out.push(createViewImageTool({ provider: o.provider }));
-  const agentToolOptions = { baseDir: o.baseDir, modelNames: () => (o.config().models ?? []).map((m) => String((m as { name?: unknown }).name)) };
+  const agentToolOptions = { baseDir: o.baseDir, store: o.store, modelNames: () => (o.config().models ?? []).map((m) => String((m as { name?: unknown }).name)) };
   if (o.agentTool === "setup") out.push(createSetupAgentTool(agentToolOptions));
   else if (o.agentTool === "update") out.push(createUpdateAgentTool(agentToolOptions));
   return out;
@@ -126,6 +129,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
   const initial = getConfig();
   const sandboxProvider = options.sandboxProvider ?? createSandboxProvider(initial.sandbox, { baseDir, warn });
   const capabilities = options.capabilities ?? LEAD_CAPABILITIES;
+  const agentStore = options.agentStore ?? new FileAgentStore(baseDir);
   const shared = new WeakMap<AppConfig, SharedLeadMiddlewares>();
   const sharedFor = (cfg: AppConfig) => {
     let s = shared.get(cfg);
@@ -141,7 +145,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
     const opts = runSettings(settings);
     let custom: CustomAgentConfig | undefined;
     // a bootstrap run creates the agent it names: there is nothing to load yet
-    if (opts.agentName && !opts.isBootstrap) custom = loadCustomAgent(baseDir, opts.userId, opts.agentName);
+    if (opts.agentName && !opts.isBootstrap) custom = await agentStore.get(opts.userId, opts.agentName);
     // Undefined = DeerFlow's default (on, silently off for models without supports_thinking).
     const thinkingEnabled = opts.thinkingEnabled ?? custom?.thinking_enabled ?? undefined;
     const reasoningEffort = opts.reasoningEffort ?? custom?.reasoning_effort ?? undefined;
@@ -189,7 +193,7 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
       bashAllowed,
       warn,
     });
-    const builtins = leadBuiltinTools({ provider: sandboxProvider, vision: created.config.supportsVision, agentTool: opts.isBootstrap ? "setup" : custom ? "update" : null, baseDir, config: getConfig });
+    const builtins = leadBuiltinTools({ provider: sandboxProvider, vision: created.config.supportsVision, agentTool: opts.isBootstrap ? "setup" : custom ? "update" : null, baseDir, store: agentStore, config: getConfig });
     const candidates = withoutClarificationTool(dedupeTools([...configured, ...builtins, ...partTools(parts), ...(options.extraTools ?? [])], warn), opts.nonInteractive);
     tools = arrangeTools(parts, candidates);
 

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { createLeadAgentFactory, customAgentSignature, runSettings } from "../agents";
-import type { LeadAgentExtensions, LeadAgentFactory } from "../agents";
+import { createLeadAgentFactory, openAgentStore, runSettings } from "../agents";
+import type { AgentStore, LeadAgentExtensions, LeadAgentFactory } from "../agents";
 import { asCheckpointer } from "../checkpoints";
 import { openStorage } from "../storage";
 import type { Checkpointer } from "../checkpoints";
@@ -92,6 +92,8 @@ export class DeerFlowRuntime {
   readonly extensions: LeadAgentExtensions = {};
   /** The PostgreSQL pool of `database:` (postgres only), shared by the process's other stores (memory index, accounts). */
   pgPool?: import("pg").Pool;
+  /** Custom agent definitions (`agent_storage:`): files, or rows in the database every process shares. */
+  readonly agentStore: AgentStore;
   private readonly agentFactory: AgentFactory | undefined;
   private agents = new WeakMap<object, Map<string, Promise<Agent>>>();
   private readonly noConfigKey = {};
@@ -107,6 +109,7 @@ export class DeerFlowRuntime {
     stores: PersistenceStores;
     sandboxProvider: SandboxProvider;
     runBackends: RunBackends;
+    agentStore: AgentStore;
     log: (message: string) => void;
   }) {
     this.options = init.options;
@@ -118,6 +121,7 @@ export class DeerFlowRuntime {
     this.log = init.log;
     this.recorder = new RunRecorder(this.stores, this.log);
     this.runBackends = init.runBackends;
+    this.agentStore = init.agentStore;
     this.runs = new RunService({ host: this, backends: init.runBackends, log: this.log });
     // Only shared backends have other processes whose runs could be left without an owner.
     this.takeover = init.runBackends.shared ? runTakeoverFor(this.runs, { log: this.log }) : undefined;
@@ -132,6 +136,7 @@ export class DeerFlowRuntime {
       this.leadFactory = createLeadAgentFactory({
         config: this.configManager,
         baseDir: this.dataDir,
+        agentStore: this.agentStore,
         checkpointer: this.checkpointer,
         sandboxProvider: this.sandboxProvider,
         modelFactory: this.options.modelFactory,
@@ -181,6 +186,13 @@ export class DeerFlowRuntime {
       throw err;
     });
     owned.push(() => runBackends.close());
+    // `agent_storage.backend: db` on an in-memory database is refused here, before anything serves.
+    const agentStore = await openAgentStore(config, { dataDir, pgPool: storage.pgPool }).catch(async (err: unknown) => {
+      await runBackends.close();
+      await storage.close();
+      throw err;
+    });
+    owned.push(() => agentStore.close());
     let sandboxProvider = options.sandboxProvider;
     if (!sandboxProvider) {
       // /mnt/skills shows each user's enabled-only skills view (see attachSkills).
@@ -189,7 +201,7 @@ export class DeerFlowRuntime {
       sandboxProvider = provider;
       owned.push(() => provider.shutdown?.());
     }
-    const runtime = new DeerFlowRuntime({ options, dataDir, configManager, checkpointer, stores, sandboxProvider, runBackends, log });
+    const runtime = new DeerFlowRuntime({ options, dataDir, configManager, checkpointer, stores, sandboxProvider, runBackends, agentStore, log });
     runtime.pgPool = storage.pgPool;
     // Owned resources close last, after every subsystem registered later.
     runtime.closeHooks.push(...owned);
@@ -225,8 +237,15 @@ export class DeerFlowRuntime {
       byKey = new Map();
       this.agents.set(scope, byKey);
     }
-    // a custom agent's files are part of the key: an update shows on the next run
-    const key = full.agentName && !full.isBootstrap ? `${settingsKey(full)}#${customAgentSignature(this.dataDir, full.userId, full.agentName)}` : settingsKey(full);
+    // a custom agent's change token is part of the key: an update (from any process on a shared store) shows on the next run
+    if (!full.agentName || full.isBootstrap) return this.cachedAgent(byKey, settingsKey(full), full, config);
+    const signature = this.agentStore.signature(full.userId, full.agentName);
+    const map = byKey;
+    if (typeof signature === "string") return this.cachedAgent(map, `${settingsKey(full)}#${signature}`, full, config);
+    return signature.then((sig) => this.cachedAgent(map, `${settingsKey(full)}#${sig}`, full, config));
+  }
+
+  private cachedAgent(byKey: Map<string, Promise<Agent>>, key: string, full: RunSettings, config: AppConfig | undefined): Promise<Agent> {
     const cached = byKey.get(key);
     if (cached) {
       // Keep recently used agents at the end (LRU).

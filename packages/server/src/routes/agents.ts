@@ -1,19 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import {
-  createCustomAgent,
-  customAgentExists,
-  deleteCustomAgent,
-  hasErrorCode,
-  isLegacyOnlyAgent,
-  listCustomAgents,
-  loadCustomAgent,
-  normalizeAgentName,
-  unmanagedAgentFields,
-  updateCustomAgent,
-  validateId,
-} from "@deerflow/harness";
-import type { CustomAgentConfig, CustomAgentDocument } from "@deerflow/harness";
+import { FileAgentStore, hasErrorCode, normalizeAgentName, unmanagedAgentFields, validateId } from "@deerflow/harness";
+import type { AgentStore, CustomAgentConfig, CustomAgentDocument } from "@deerflow/harness";
 import type { Context, Hono } from "hono";
 import { userOf } from "../auth";
 import { z } from "zod";
@@ -89,6 +77,10 @@ function withoutNulls<T extends Record<string, unknown>>(doc: T): T {
  */
 export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
   const base = () => ctx.options.baseDir;
+  // The file store is rooted at the gateway's base dir (which may differ from the runtime's data dir); a
+  // database store is the runtime's, shared with the lead agent factory and the agent tools.
+  const fileStore = new FileAgentStore(base());
+  const store = (): AgentStore => (ctx.runtime.agentStore.kind === "file" ? fileStore : ctx.runtime.agentStore);
   const user = (c: Context) => userOf(c).id;
   const max = ctx.options.maxBodyBytes;
   const requireEnabled = () => {
@@ -104,9 +96,9 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
       throw new HttpError(422, `Unknown model '${model}'. Use a model name defined under \`models:\` in config.yaml.`);
     }
   };
-  const load = (c: Context, name: string) => {
+  const load = async (c: Context, name: string) => {
     try {
-      return loadCustomAgent(base(), user(c), name);
+      return await store().get(user(c), name);
     } catch (err) {
       if (hasErrorCode(err, "agent_not_found")) throw new HttpError(404, `Agent '${name}' not found`);
       throw err;
@@ -115,20 +107,20 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
   const legacyConflict = (c: Context, name: string, what: string) =>
     new HttpError(409, `Agent '${name}' only exists in the legacy shared layout and is not scoped to a user. Move it under users/${user(c)}/agents before ${what}.`);
 
-  app.get("/agents", (c) => {
+  app.get("/agents", async (c) => {
     requireEnabled();
-    return c.json({ agents: listCustomAgents(base(), user(c), ctx.options.log).map(agentResponse) });
+    return c.json({ agents: (await store().list(user(c), ctx.options.log)).map(agentResponse) });
   });
 
-  app.get("/agents/check", (c) => {
+  app.get("/agents/check", async (c) => {
     requireEnabled();
     const name = checkName(c.req.query("name") ?? "");
-    return c.json({ available: !customAgentExists(base(), user(c), name), name });
+    return c.json({ available: !(await store().exists(user(c), name)), name });
   });
 
-  app.get("/agents/:name", (c) => {
+  app.get("/agents/:name", async (c) => {
     requireEnabled();
-    return c.json(agentResponse(load(c, checkName(c.req.param("name")))));
+    return c.json(agentResponse(await load(c, checkName(c.req.param("name")))));
   });
 
   app.post("/agents", async (c) => {
@@ -147,7 +139,7 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
       reasoning_effort: body.reasoning_effort,
     });
     try {
-      return c.json(agentResponse(createCustomAgent(base(), user(c), doc, body.soul)), 201);
+      return c.json(agentResponse(await store().create(user(c), doc, body.soul)), 201);
     } catch (err) {
       if (hasErrorCode(err, "agent_exists")) throw new HttpError(409, `Agent '${name}' already exists`);
       throw err;
@@ -158,8 +150,8 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
     requireEnabled();
     const name = checkName(c.req.param("name"));
     const body = await readJson(c, updateSchema, max);
-    const existing = load(c, name);
-    if (isLegacyOnlyAgent(base(), user(c), name)) throw legacyConflict(c, name, "updating");
+    const existing = await load(c, name);
+    if (await store().isLegacyOnly(user(c), name)) throw legacyConflict(c, name, "updating");
     const has = (k: keyof typeof body) => Object.prototype.hasOwnProperty.call(body, k);
     if (has("model")) checkModel(body.model);
     const configChanged = (["description", "tool_groups", "skills", ...MODEL_FIELDS] as const).some(has);
@@ -188,14 +180,14 @@ export function registerAgentRoutes(app: Hono, ctx: GatewayContext): void {
       } as CustomAgentDocument);
     }
     const soul = typeof body.soul === "string" ? body.soul : null;
-    if (doc || soul !== null) updateCustomAgent(base(), user(c), name, doc, soul);
-    return c.json(agentResponse(load(c, name)));
+    if (doc || soul !== null) await store().update(user(c), name, doc, soul);
+    return c.json(agentResponse(await load(c, name)));
   });
 
-  app.delete("/agents/:name", (c) => {
+  app.delete("/agents/:name", async (c) => {
     requireEnabled();
     const name = checkName(c.req.param("name"));
-    const outcome = deleteCustomAgent(base(), user(c), name);
+    const outcome = await store().delete(user(c), name);
     if (outcome === "legacy") throw legacyConflict(c, name, "deleting");
     if (outcome === "missing") throw new HttpError(404, `Agent '${name}' not found`);
     if (outcome === "not-custom-agent") {

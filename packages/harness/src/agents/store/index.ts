@@ -1,0 +1,11 @@
+export type { AgentStore, AgentStoreKind } from "./types";
+export { FileAgentStore } from "./file-store";
+export { SqlAgentStore } from "./sql-store";
+export type { AgentRowDb } from "./sql-store";
+export { SqliteAgentRows } from "./sqlite-rows";
+export { PostgresAgentRows } from "./postgres-rows";
+export { AGENTS_COMPONENT, AGENTS_MIGRATIONS } from "./postgres-schema";
+export { agentStorageBackend, openAgentStore } from "./open-store";
+export type { OpenAgentStoreOptions } from "./open-store";
+export { importFileAgents } from "./import";
+export type { AgentImportOutcome } from "./import";
