@@ -16,8 +16,11 @@ function clone<T>(value: T): T {
 
 /** `row` with the patch's defined fields: an `undefined` field leaves the stored value, as on SQLite and PostgreSQL. */
 function patched<T extends object>(row: T, patch: Partial<T>): T {
-  const out = { ...row };
-  for (const key in patch) if (patch[key] !== undefined) out[key] = patch[key] as T[typeof key];
+  const out: T = { ...row };
+  for (const key in patch) {
+    const value = patch[key];
+    if (value !== undefined) out[key] = value as T[typeof key];
+  }
   return out;
 }
 
@@ -38,7 +41,7 @@ export class MemoryThreadStore implements ThreadStore {
   async update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
     const cur = this.rows.get(threadId);
     if (!cur) return;
-    this.rows.set(threadId, clone(patched(cur, patch)));
+    this.rows.set(threadId, clone(patched<ThreadRecord>(cur, patch)));
   }
 
   async delete(threadId: string): Promise<void> {
@@ -75,7 +78,7 @@ export class MemoryRunStore implements RunStore {
   async update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
     const cur = this.rows.get(runId);
     if (!cur) return;
-    this.rows.set(runId, clone(patched(cur, patch)));
+    this.rows.set(runId, clone(patched<RunRecord>(cur, patch)));
   }
 
   async listByThread(threadId: string): Promise<RunRecord[]> {

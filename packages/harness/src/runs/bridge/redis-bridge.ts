@@ -4,6 +4,7 @@ import { StreamBridgeError } from "../../errors";
 import { APPEND_SCRIPT, decodeEntry, encodeEventData, KIND_END, KIND_EVENT, STALE_WRITER_ERROR } from "./redis-entries";
 import type { RawEntry } from "./redis-entries";
 import { RedisStreamReader } from "./redis-reader";
+import { BatchedRunWriter, RunWriters } from "./batched-writer";
 import { RunStream } from "./run-stream";
 import type { StreamEventItem } from "./run-stream";
 
@@ -30,96 +31,36 @@ export interface RedisStreamBridgeOptions {
 
 type AppendCommand = (key: string, ...args: (string | number)[]) => Promise<unknown>;
 
-interface FlushWaiter {
-  seq: number;
-  resolve: () => void;
-  reject: (err: Error) => void;
-}
-
-/** One run's writer: the local window gets each event at once, Redis gets it in the next batch. */
-class RedisRunWriter implements RunStreamWriter {
-  private pending: StreamEventItem[] = [];
-  private pendingEnd: string | undefined;
-  private storedSeq: number;
-  private lastSeq: number;
-  private waiters: FlushWaiter[] = [];
-  private error: StreamBridgeError | undefined;
-  private ended = false;
+/** One run's writer: the local window gets each event at once, Redis gets it in the next batch (one scripted command). */
+class RedisRunWriter extends BatchedRunWriter {
   /** The id of the newest entry sent to Redis ('' before the first): the next batch must find it on top. */
   private sentTop: string;
 
   constructor(
     private readonly core: RedisBridgeCore,
-    readonly runId: string,
+    runId: string,
     readonly key: string,
-    readonly stream: RunStream,
+    stream: RunStream,
     storedTop: string | undefined,
   ) {
+    super(core.writers, runId, stream, MAX_BATCH);
     this.sentTop = storedTop ?? "";
-    this.storedSeq = stream.ids.nextSeq - 1;
-    this.lastSeq = this.storedSeq;
   }
 
-  publish(event: string, data: unknown): string {
-    if (this.ended || this.error) return this.stream.ids.next(Date.now()).id;
-    const item = this.stream.append(event, data, Date.now());
-    this.lastSeq = this.stream.ids.nextSeq - 1;
-    this.pending.push(item);
-    if (this.pending.length >= MAX_BATCH) this.send();
-    else this.core.schedule(this);
-    return item.id;
-  }
-
-  async end(): Promise<void> {
-    if (!this.ended && !this.error) {
-      this.ended = true;
-      this.pendingEnd = this.stream.ids.next(Date.now()).id;
-      this.lastSeq = this.stream.ids.nextSeq - 1;
-      this.core.schedule(this);
-      this.stream.end();
-    }
-    await this.flush();
-    this.core.forget(this);
-  }
-
-  flush(): Promise<void> {
-    if (this.error) return Promise.reject(this.error);
-    if (this.storedSeq >= this.lastSeq) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => this.waiters.push({ seq: this.lastSeq, resolve, reject }));
-  }
-
-  /** Send what is pending as one command (called once per tick by the core, or when a batch is full). */
-  send(): void {
-    if (this.error || (!this.pending.length && this.pendingEnd === undefined)) return;
-    const batch = this.pending;
-    this.pending = [];
+  protected write(events: StreamEventItem[], endId: string | undefined): Promise<unknown> {
     const args: (string | number)[] = [this.core.maxlen, this.core.ttlSeconds, this.sentTop];
-    for (const item of batch) args.push(item.id, KIND_EVENT, item.event, encodeEventData(item.data));
-    if (batch.length) this.sentTop = batch[batch.length - 1].id;
-    if (this.pendingEnd !== undefined) {
-      args.push(this.pendingEnd, KIND_END, "", "");
-      this.sentTop = this.pendingEnd;
-      this.pendingEnd = undefined;
+    for (const item of events) args.push(item.id, KIND_EVENT, item.event, encodeEventData(item.data));
+    if (events.length) this.sentTop = events[events.length - 1].id;
+    if (endId !== undefined) {
+      args.push(endId, KIND_END, "", "");
+      this.sentTop = endId;
     }
-    const upTo = this.lastSeq;
-    this.core.append(this.key, ...args).then(
-      () => this.stored(upTo),
-      (err: unknown) => this.failed(err),
-    );
+    return this.core.append(this.key, ...args);
   }
 
-  private stored(seq: number): void {
-    if (seq > this.storedSeq) this.storedSeq = seq;
-    if (!this.waiters.length) return;
-    const still: FlushWaiter[] = [];
-    for (const w of this.waiters) (w.seq <= this.storedSeq ? w.resolve() : still.push(w));
-    this.waiters = still;
-  }
-
-  private failed(err: unknown): void {
-    if (this.error) return;
+  protected failure(err: unknown): StreamBridgeError {
     const message = this.core.clean(err);
-    this.error = message.includes(STALE_WRITER_ERROR)
+    return message.includes(STALE_WRITER_ERROR)
       ? new StreamBridgeError(`Redis stream bridge: run ${this.runId} is written by another process now (taken over); this writer stopped (${message.replace(STALE_WRITER_ERROR, "").trim()}).`, {
           code: "stream_bridge_stale_writer",
           details: { run_id: this.runId },
@@ -128,30 +69,16 @@ class RedisRunWriter implements RunStreamWriter {
           code: "stream_bridge_write_failed",
           details: { run_id: this.runId },
         });
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.reject(this.error);
-    this.stream.fail(this.error.message);
-    this.core.forget(this);
   }
 }
 
-/** The shared part of every writer: batching, the append command, the local windows. */
+/** The shared part of every writer: the append command, its settings, the local writers and their batching. */
 class RedisBridgeCore {
   readonly maxlen: number;
   readonly ttlSeconds: number;
   readonly clean: (err: unknown) => string;
   readonly append: AppendCommand;
-  /** Runs written by this process: local subscribers read these, synchronously. */
-  readonly local = new Map<string, RedisRunWriter>();
-  private readonly dirty = new Set<RedisRunWriter>();
-  private scheduled = false;
-  private readonly sendAll = () => {
-    this.scheduled = false;
-    const writers = [...this.dirty];
-    this.dirty.clear();
-    for (const w of writers) w.send();
-  };
+  readonly writers = new RunWriters<RedisRunWriter>();
 
   constructor(cmd: Redis, options: RedisStreamBridgeOptions) {
     this.maxlen = Math.max(1, options.queueMaxsize);
@@ -162,25 +89,6 @@ class RedisBridgeCore {
     }
     const command = (cmd as unknown as { deerflowStreamAppend: AppendCommand }).deerflowStreamAppend;
     this.append = (key, ...args) => command.call(cmd, key, ...args);
-  }
-
-  /** Batch a writer's events: one send per writer per event-loop turn, in publish order. */
-  schedule(w: RedisRunWriter): void {
-    this.dirty.add(w);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.sendAll);
-    }
-  }
-
-  /** The run ended (or failed): later subscribers read Redis. */
-  forget(w: RedisRunWriter): void {
-    if (this.local.get(w.runId) === w) this.local.delete(w.runId);
-  }
-
-  /** Send everything pending now (close). */
-  drain(): void {
-    this.sendAll();
   }
 }
 
@@ -234,17 +142,17 @@ export function createRedisStreamBridge(options: RedisStreamBridgeOptions): Stre
         stream = new RunStream(runId, core.maxlen, Number.POSITIVE_INFINITY);
       }
       const w = new RedisRunWriter(core, runId, key, stream, top);
-      core.local.set(runId, w);
+      core.writers.local.set(runId, w);
       return w;
     },
     subscribe(runId: string, lastEventId: string | null, listener: StreamListener): () => void {
       if (closed) throw new StreamBridgeError("The Redis stream bridge is closed.", { code: "stream_bridge_closed" });
-      const local = core.local.get(runId);
+      const local = core.writers.local.get(runId);
       if (local) return local.stream.listen(lastEventId, listener);
       return reader.subscribe(runId, lastEventId, listener);
     },
     async has(runId: string): Promise<boolean> {
-      if (core.local.get(runId)?.stream.hasEntries) return true;
+      if (core.writers.local.get(runId)?.stream.hasEntries) return true;
       try {
         return (await cmd.exists(keyOf(runId))) > 0;
       } catch (err) {
@@ -254,9 +162,7 @@ export function createRedisStreamBridge(options: RedisStreamBridgeOptions): Stre
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      core.drain();
-      const flushes = [...core.local.values()].map((w) => w.flush().catch(() => {}));
-      await Promise.all(flushes);
+      await core.writers.drain();
       await reader.close();
     },
   };

@@ -7,6 +7,7 @@ import { batcherFor, deferredStep } from "../../sqlite";
 import type { WriteBatcher, WriteStep } from "../../sqlite";
 import { parseEventId } from "./event-id";
 import { encodeEventData, KIND_END, KIND_EVENT } from "./redis-entries";
+import { BatchedRunWriter, RunWriters } from "./batched-writer";
 import { RemoteSubscription } from "./remote-subscription";
 import type { StoredEntry } from "./remote-subscription";
 import { RunStream } from "./run-stream";
@@ -78,103 +79,45 @@ interface Shared {
   batcher: WriteBatcher;
   maxlen: number;
   expiresAt(): number | null;
-  forget(w: SqliteRunWriter): void;
-  schedule(w: SqliteRunWriter): void;
+  writers: RunWriters<SqliteRunWriter>;
 }
 
 /** One run's writer: the local window gets each event at once, the table gets it in the next batch. */
-class SqliteRunWriter implements RunStreamWriter {
-  private pending: StreamEventItem[] = [];
-  private pendingEnd: string | undefined;
-  private storedSeq: number;
-  private lastSeq: number;
-  private waiters: { seq: number; resolve: () => void; reject: (e: Error) => void }[] = [];
-  private error: StreamBridgeError | undefined;
-  private ended = false;
-
+class SqliteRunWriter extends BatchedRunWriter {
   constructor(
     private readonly shared: Shared,
-    readonly runId: string,
-    readonly stream: RunStream,
+    runId: string,
+    stream: RunStream,
   ) {
-    this.storedSeq = stream.ids.nextSeq - 1;
-    this.lastSeq = this.storedSeq;
+    super(shared.writers, runId, stream);
   }
 
-  publish(event: string, data: unknown): string {
-    if (this.ended || this.error) return this.stream.ids.next(Date.now()).id;
-    const item = this.stream.append(event, data, Date.now());
-    this.lastSeq = this.stream.ids.nextSeq - 1;
-    this.pending.push(item);
-    this.shared.schedule(this);
-    return item.id;
-  }
-
-  async end(): Promise<void> {
-    if (!this.ended && !this.error) {
-      this.ended = true;
-      this.pendingEnd = this.stream.ids.next(Date.now()).id;
-      this.lastSeq = this.stream.ids.nextSeq - 1;
-      this.shared.schedule(this);
-      this.stream.end();
-    }
-    await this.flush();
-    this.shared.forget(this);
-  }
-
-  flush(): Promise<void> {
-    if (this.error) return Promise.reject(this.error);
-    if (this.storedSeq >= this.lastSeq) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => this.waiters.push({ seq: this.lastSeq, resolve, reject }));
-  }
-
-  /** Queue what is pending as one write (one transaction with the other stores' writes of this turn). */
-  send(): void {
-    if (this.error || (!this.pending.length && this.pendingEnd === undefined)) return;
-    const batch = this.pending;
-    this.pending = [];
+  /** One write of the database's batcher (one transaction with the other stores' writes of this turn). */
+  protected write(events: StreamEventItem[], endId: string | undefined): Promise<unknown> {
     const runId = this.runId;
     const steps: WriteStep[] = [];
     let lastEventSeq = -1;
-    for (const item of batch) {
+    for (const item of events) {
       const at = parseEventId(item.id)!;
       lastEventSeq = at.seq;
       // The JSON is written at commit, off the publish path.
       steps.push(deferredStep(INSERT, () => [runId, at.seq, at.epochMs, KIND_EVENT, item.event, encodeEventData(item.data)]));
     }
-    if (this.pendingEnd !== undefined) {
-      const at = parseEventId(this.pendingEnd)!;
+    if (endId !== undefined) {
+      const at = parseEventId(endId)!;
       steps.push({ sql: INSERT, params: [runId, at.seq, at.epochMs, KIND_END, null, null] });
-      this.pendingEnd = undefined;
     }
     if (lastEventSeq - this.shared.maxlen >= 0) steps.push({ sql: TRIM, params: [runId, lastEventSeq - this.shared.maxlen] });
     steps.push({ sql: TOUCH, params: [runId, this.shared.expiresAt()] });
-    const upTo = this.lastSeq;
-    this.shared.batcher.write(steps, [`stream:${runId}`]).then(
-      () => this.stored(upTo),
-      (err: unknown) => this.failed(err),
-    );
+    return this.shared.batcher.write(steps, [`stream:${runId}`]);
   }
 
-  private stored(seq: number): void {
-    if (seq > this.storedSeq) this.storedSeq = seq;
-    const still: typeof this.waiters = [];
-    for (const w of this.waiters) (w.seq <= this.storedSeq ? w.resolve() : still.push(w));
-    this.waiters = still;
-  }
-
-  private failed(err: unknown): void {
-    if (this.error) return;
+  protected failure(err: unknown): StreamBridgeError {
     const message = err instanceof Error ? err.message : String(err);
-    this.error = new StreamBridgeError(`SQLite stream bridge: storing the events of run ${this.runId} failed: ${message}`, {
+    return new StreamBridgeError(`SQLite stream bridge: storing the events of run ${this.runId} failed: ${message}`, {
       code: "stream_bridge_write_failed",
       details: { run_id: this.runId },
     });
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.reject(this.error);
-    this.stream.fail(this.error.message);
-    this.shared.forget(this);
   }
 }
 
@@ -217,35 +160,19 @@ export function createSqliteStreamBridge(options: SqliteStreamBridgeOptions): St
     "SELECT seq, ms, kind, event, data FROM stream_bridge_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
   );
   const expiryOf = db.prepare<[string], { expires_at: number | null }>("SELECT expires_at FROM stream_bridge_runs WHERE run_id = ?");
-  const local = new Map<string, SqliteRunWriter>();
+  const writers = new RunWriters<SqliteRunWriter>();
+  const local = writers.local;
   const tails = new Map<string, Tail>();
-  const dirty = new Set<SqliteRunWriter>();
-  let scheduled = false;
   let lastSweep = Number.NEGATIVE_INFINITY;
   let poller: NodeJS.Timeout | undefined;
   let closed = false;
   const pollMs = options.pollMs ?? 25;
 
-  const sendAll = () => {
-    scheduled = false;
-    const writers = [...dirty];
-    dirty.clear();
-    for (const w of writers) w.send();
-  };
   const shared: Shared = {
     batcher,
     maxlen: Math.max(1, options.queueMaxsize),
     expiresAt: () => (ttlMs === undefined ? null : clock() + ttlMs),
-    forget(w) {
-      if (local.get(w.runId) === w) local.delete(w.runId);
-    },
-    schedule(w) {
-      dirty.add(w);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(sendAll);
-      }
-    },
+    writers,
   };
 
   /** True when the run has rows and they have not expired. */
@@ -352,8 +279,7 @@ export function createSqliteStreamBridge(options: SqliteStreamBridgeOptions): St
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      sendAll();
-      await Promise.all([...local.values()].map((w) => w.flush().catch(() => {})));
+      await writers.drain();
       if (poller) clearTimeout(poller);
       for (const t of [...tails.values()]) for (const sub of [...t.subs]) sub.stop();
       tails.clear();
