@@ -239,7 +239,8 @@ export const runEventsSchema = section({
 
 /** `stream_bridge:` */
 export const streamBridgeSchema = section({
-  type: z.enum(["memory", "redis"]).default("memory"),
+  // `sqlite` is ours (DeerFlow has memory|redis): a run's events in a file under the data dir, kept over a restart.
+  type: z.enum(["memory", "redis", "sqlite"]).default("memory"),
   queue_maxsize: int().default(256),
   redis_url: nullable(z.string()),
   stream_ttl_seconds: int().default(86400),

@@ -6,7 +6,7 @@ import { MemoryRunLeases, MemoryRunLock, persistenceDbPath, SqliteRunLocks } fro
 import type { PersistenceStores } from "../persistence";
 import type { OpenedStorage } from "../storage";
 import type { RunBackends, RunLeases, RunLock, RunOwnershipSettings, RunSignals, StreamBridge } from "./backend-types";
-import { createMemoryRunSignals, createMemoryStreamBridge, openRedisRunTransport } from "./bridge";
+import { createMemoryRunSignals, createMemoryStreamBridge, createSqliteStreamBridge, openRedisRunTransport, sqliteStreamBridgePath } from "./bridge";
 
 /** The environment variable that names a Redis bridge (and implies `stream_bridge.type: redis`). */
 export const STREAM_BRIDGE_REDIS_URL_ENV = "DEER_FLOW_STREAM_BRIDGE_REDIS_URL";
@@ -24,7 +24,7 @@ export interface OpenRunBackendsOptions {
 }
 
 interface StreamBridgeSection {
-  type?: "memory" | "redis";
+  type?: "memory" | "redis" | "sqlite";
   queue_maxsize?: number;
   redis_url?: string | null;
   stream_ttl_seconds?: number;
@@ -50,7 +50,8 @@ export function ownershipSettings(config: AppConfig | undefined): RunOwnershipSe
  * Open a process's run backends from the config: the thread lock and run
  * leases from the storage when it provides them (PostgreSQL), else SQLite
  * tables in `gateway.db` (backend sqlite) or memory; the stream bridge and
- * signals by `stream_bridge.type` — memory, or Redis (also when
+ * signals by `stream_bridge.type` — memory, SQLite (the bridge; signals stay
+ * in memory), or Redis (also when
  * `DEER_FLOW_STREAM_BRIDGE_REDIS_URL` is set). Runs are `shared` between
  * processes when both the lock/leases and the bridge are shared ones.
  */
@@ -109,6 +110,11 @@ export async function openRunBackends(options: OpenRunBackendsOptions): Promise<
     bridge = transport.bridge;
     signals = transport.signals;
     closers.push(() => transport.close());
+  } else if (bridgeType === "sqlite") {
+    // One file under the data dir: a run's events outlive this process, and processes on this host read them.
+    bridge = createSqliteStreamBridge({ path: sqliteStreamBridgePath(options.dataDir), queueMaxsize, ttlSeconds });
+    signals = createMemoryRunSignals();
+    closers.push(() => bridge.close(), () => signals.close());
   } else {
     bridge = createMemoryStreamBridge({ queueMaxsize, ttlSeconds });
     signals = createMemoryRunSignals();
@@ -119,7 +125,7 @@ export async function openRunBackends(options: OpenRunBackendsOptions): Promise<
   if (sharedLocks !== (bridgeType === "redis")) {
     log(
       sharedLocks
-        ? "[runs] database.backend postgres with the in-memory stream bridge: runs are not shared between processes (set stream_bridge.type: redis)"
+        ? `[runs] database.backend postgres with the ${bridgeType} stream bridge: runs are not shared between processes (set stream_bridge.type: redis)`
         : "[runs] stream_bridge.type redis without database.backend postgres: runs are not shared between processes",
     );
   }

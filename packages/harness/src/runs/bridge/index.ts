@@ -12,5 +12,5 @@ export { openRedisRunTransport } from "./redis-transport";
 export type { RedisRunTransport, RedisRunTransportOptions } from "./redis-transport";
 export { DEFAULT_STREAM_KEY_PREFIX } from "./redis-bridge";
 export { DEFAULT_SIGNALS_CHANNEL } from "./redis-signals";
-export { createSqliteStreamBridge } from "./sqlite-bridge";
+export { createSqliteStreamBridge, sqliteStreamBridgePath } from "./sqlite-bridge";
 export type { SqliteStreamBridgeOptions } from "./sqlite-bridge";

@@ -13,6 +13,15 @@ import type { StoredEntry } from "./remote-subscription";
 import { RunStream } from "./run-stream";
 import type { StreamEventItem } from "./run-stream";
 
+/**
+ * Where `stream_bridge.type: sqlite` keeps the runs' events:
+ * `{dataDir}/data/stream-bridge.db`, a file of its own so the events'
+ * writes never wait for the stores' write lock (and theirs not for these).
+ */
+export function sqliteStreamBridgePath(dataDir: string): string {
+  return path.join(dataDir, "data", "stream-bridge.db");
+}
+
 /** Options of {@link createSqliteStreamBridge}. */
 export interface SqliteStreamBridgeOptions {
   /** An open database (e.g. the stores'); its writes share their batcher. Or `path` to open one here. */

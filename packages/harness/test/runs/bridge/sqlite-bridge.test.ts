@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSqliteStreamBridge } from "../../../src/runs/bridge";
+import { appConfigFromText } from "../../../src/config";
+import { openRunBackends } from "../../../src/runs";
+import { createSqliteStreamBridge, sqliteStreamBridgePath } from "../../../src/runs/bridge";
+import { openStorage } from "../../../src/storage";
 import { batcherFor } from "../../../src/sqlite";
 import { collect, describeStreamBridgeContract, uniqueRunId } from "./bridge-contract";
 
@@ -80,5 +83,26 @@ describe("sqlite stream bridge", () => {
     expect(db.open).toBe(true);
     await batcherFor(db).close();
     db.close();
+  });
+
+  it("stream_bridge.type: sqlite opens this bridge on {dataDir}/data/stream-bridge.db; a typo in the type is refused naming the key", async () => {
+    const dataDir = mkdtempSync(path.join(dir, "backends-"));
+    const { config } = appConfigFromText(["sandbox:", "  use: local", "stream_bridge:", "  type: sqlite", "  queue_maxsize: 3", ""].join("\n"));
+    const storage = await openStorage(config, { dataDir, needCheckpoints: false, needStores: true });
+    const backends = await openRunBackends({ config, storage, stores: storage.stores!, dataDir, log: () => undefined, env: {} });
+    expect(backends.bridge.kind).toBe("sqlite");
+    expect(backends.shared).toBe(false);
+    const runId = uniqueRunId("configured");
+    const w = await backends.bridge.writer(runId);
+    for (let n = 0; n < 5; n++) w.publish("values", { n });
+    await w.end();
+    await backends.close();
+    await storage.close();
+    const db = new Database(sqliteStreamBridgePath(dataDir), { readonly: true });
+    const kinds = db.prepare("SELECT seq, kind FROM stream_bridge_events WHERE run_id = ? ORDER BY seq").all(runId);
+    db.close();
+    // queue_maxsize applies: the last three events and the end marker
+    expect(kinds).toEqual([{ seq: 2, kind: "event" }, { seq: 3, kind: "event" }, { seq: 4, kind: "event" }, { seq: 5, kind: "end" }]);
+    expect(() => appConfigFromText(["stream_bridge:", "  type: sqlit", ""].join("\n"))).toThrow(/stream_bridge\.type/);
   });
 });
