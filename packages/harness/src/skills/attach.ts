@@ -3,6 +3,7 @@ import type { AppConfig, ConfigManager } from "../config";
 import { contentReviewFromConfig } from "./content-review";
 import type { SkillModelFactory } from "./content-review";
 import { resolveSkillsPath, SkillRegistry } from "./registry";
+import { PostgresUserSkillStates } from "./skill-state-pg";
 
 /** What {@link attachSkills} needs from the runtime (structural, so the runtime module is not imported here). */
 export interface SkillsHost {
@@ -12,6 +13,8 @@ export interface SkillsHost {
   readonly recorder: { addHook(hook: { name: string; runStarted?(run: { userId: string }): Promise<void> | void }): void };
   config(): AppConfig | undefined;
   invalidateAgents(): void;
+  /** The runtime's PostgreSQL pool (`database.backend: postgres`): users' skill states live there. */
+  readonly pgPool?: import("pg").Pool;
 }
 
 /** How long a user's enabled-only skills view is trusted before a run re-checks it against the files. */
@@ -68,6 +71,8 @@ export function createRuntimeSkills(host: Omit<SkillsHost, "extensions" | "recor
     extensionsPath: () => loadedPaths(host)?.extensionsPath ?? null,
     extensions: () => host.config()?.extensions,
     scanEnabled: scan?.enabled !== false,
+    // On PostgreSQL every process shares the states, each toggle one upsert (the files would race across processes).
+    userStates: host.pgPool ? new PostgresUserSkillStates(host.pgPool) : undefined,
     // Read on each install, so setting `skill_evolution.moderation_model_name` applies after a config reload.
     contentReview: contentReviewFromConfig(() => host.config(), { modelFactory: options.modelFactory, log: options.log }),
     onChange: () => {

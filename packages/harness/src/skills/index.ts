@@ -5,8 +5,10 @@ export { ALLOWED_FRONTMATTER_KEYS, FRONTMATTER_LIMITS, MAX_SKILL_DESCRIPTION_LEN
 export type { SkillFrontmatter, SkillMarkdown } from "./frontmatter";
 export { parseSkillFile, readSkillBody, scanSkillRoot } from "./loader";
 export type { DiscoveredSkill, SkillLoadProblem, SkillScan } from "./loader";
-export { userSkillStatesFile } from "./skill-state";
-export type { SkillStates } from "./skill-state";
+export { FileUserSkillStates, userSkillStatesFile } from "./skill-state";
+export type { SkillStates, UserSkillStateStore } from "./skill-state";
+export { PostgresUserSkillStates } from "./skill-state-pg";
+export { SKILL_STATES_COMPONENT, SKILL_STATES_MIGRATIONS } from "./skill-state-pg-schema";
 export { ensureSkillsView, skillsViewDir } from "./projection";
 export { DEFAULT_INSTALL_LIMITS, extractSkillArchive, installSkillArchive, isExecutableBinary, unsafeMemberReason } from "./installer";
 export type { InstallLimits, InstallResult, InstallSkillOptions } from "./installer";

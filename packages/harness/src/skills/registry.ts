@@ -12,6 +12,7 @@ import { readSkillBody, scanSkillRoot } from "./loader";
 import type { DiscoveredSkill, SkillLoadProblem } from "./loader";
 import { ensureSkillsView, skillsViewDir } from "./projection";
 import { SkillStateStore } from "./skill-state";
+import type { UserSkillStateStore } from "./skill-state";
 import { DEFAULT_SKILLS_CONTAINER_PATH, skillContainerDir, skillContainerFile } from "./types";
 import type { Skill, SkillCategory } from "./types";
 
@@ -42,6 +43,8 @@ export interface SkillRegistryOptions {
   cacheMs?: number;
   /** Called after a skill was enabled, disabled, installed or deleted (e.g. to rebuild cached agents). */
   onChange?: (userId: string) => void;
+  /** Where users' states of their own skills live (default: per-user `_skill_states.json`; PostgreSQL on shared deployments). */
+  userStates?: UserSkillStateStore;
 }
 
 /** The prompt's skill inputs: enabled skills (metadata only) and names of disabled ones. */
@@ -108,6 +111,7 @@ export class SkillRegistry {
       extensionsPath: typeof extPath === "function" ? extPath : () => extPath ?? null,
       extensions: typeof ext === "function" ? ext : () => ext,
       defaultExtensionsPath: path.join(options.projectRoot ?? path.dirname(this.skillsPath), "extensions_config.json"),
+      users: options.userStates,
     });
   }
 

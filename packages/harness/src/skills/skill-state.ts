@@ -30,9 +30,55 @@ function statesOf(raw: unknown): SkillStates {
   return out;
 }
 
+/**
+ * Where each user's states of their non-public skills live: the per-user
+ * `_skill_states.json` by default, a PostgreSQL table on
+ * `database.backend: postgres` (see skill-state-pg.ts). Each call is one
+ * change, so a backend can make it one statement.
+ */
+export interface UserSkillStateStore {
+  get(userId: string): Promise<SkillStates>;
+  set(userId: string, name: string, enabled: boolean): Promise<void>;
+  /** Forget the state of a deleted skill. */
+  drop(userId: string, name: string): Promise<void>;
+}
+
 /** Per-user state file of non-public skills. */
 export function userSkillStatesFile(dataDir: string, userId: string): string {
   return path.join(dataDir, "users", userId, "skills", "_skill_states.json");
+}
+
+/**
+ * Users' states in `{dataDir}/users/{uid}/skills/_skill_states.json`, each
+ * change a read-modify-write under a per-file lock. The lock is this
+ * process's: two processes toggling one user's skills at once can lose one
+ * change, which is why shared deployments keep these rows in PostgreSQL.
+ */
+export class FileUserSkillStates implements UserSkillStateStore {
+  constructor(private readonly dataDir: string) {}
+
+  async get(userId: string): Promise<SkillStates> {
+    return statesOf(await readJsonObject(userSkillStatesFile(this.dataDir, userId)).catch(() => null));
+  }
+
+  async set(userId: string, name: string, enabled: boolean): Promise<void> {
+    const file = userSkillStatesFile(this.dataDir, userId);
+    await mutex.run(file, async () => {
+      const states = await this.get(userId);
+      states[name] = { enabled };
+      await writeFileAtomic(file, `${JSON.stringify(states, null, 2)}\n`);
+    });
+  }
+
+  async drop(userId: string, name: string): Promise<void> {
+    const file = userSkillStatesFile(this.dataDir, userId);
+    await mutex.run(file, async () => {
+      const states = await this.get(userId);
+      if (!(name in states)) return;
+      delete states[name];
+      await writeFileAtomic(file, `${JSON.stringify(states, null, 2)}\n`);
+    });
+  }
 }
 
 /**
@@ -40,9 +86,14 @@ export function userSkillStatesFile(dataDir: string, userId: string): string {
  * `extensions_config.json → skills.<name>.enabled` (default true, shared by
  * every user); custom and legacy skills follow the user's own state file,
  * intersected with the global entry so an operator can switch a name off
- * everywhere.
+ * everywhere. Public states stay in the extensions file on every backend:
+ * it is the operator's file (beside the MCP servers), edited by hand and
+ * hot-reloaded like config.yaml, and changes rarely, by an admin; moving it
+ * into a database would split one document the operator owns in two.
  */
 export class SkillStateStore {
+  private readonly users: UserSkillStateStore;
+
   constructor(
     private readonly options: {
       dataDir: string;
@@ -52,8 +103,12 @@ export class SkillStateStore {
       extensions?: () => ExtensionsConfig | undefined;
       /** Where to create `extensions_config.json` when none exists yet. */
       defaultExtensionsPath: string;
+      /** Where users' own states live (default: their `_skill_states.json` files). */
+      users?: UserSkillStateStore;
     },
-  ) {}
+  ) {
+    this.users = options.users ?? new FileUserSkillStates(options.dataDir);
+  }
 
   /** Global states from the extensions file (or the in-memory config when there is no file). */
   async publicStates(): Promise<SkillStates> {
@@ -68,7 +123,7 @@ export class SkillStateStore {
 
   /** The user's own states of non-public skills. */
   async userStates(userId: string): Promise<SkillStates> {
-    return statesOf(await readJsonObject(userSkillStatesFile(this.options.dataDir, userId)).catch(() => null));
+    return this.users.get(userId);
   }
 
   /** Set a public skill's global state (read-modify-write of the extensions file, other keys kept). */
@@ -87,22 +142,11 @@ export class SkillStateStore {
 
   /** Set a non-public skill's state for one user. */
   async setUser(userId: string, name: string, enabled: boolean): Promise<void> {
-    const file = userSkillStatesFile(this.options.dataDir, userId);
-    await mutex.run(file, async () => {
-      const states = await this.userStates(userId);
-      states[name] = { enabled };
-      await writeFileAtomic(file, `${JSON.stringify(states, null, 2)}\n`);
-    });
+    await this.users.set(userId, name, enabled);
   }
 
   /** Forget a user's state of a deleted skill. */
   async dropUser(userId: string, name: string): Promise<void> {
-    const file = userSkillStatesFile(this.options.dataDir, userId);
-    await mutex.run(file, async () => {
-      const states = await this.userStates(userId);
-      if (!(name in states)) return;
-      delete states[name];
-      await writeFileAtomic(file, `${JSON.stringify(states, null, 2)}\n`);
-    });
+    await this.users.drop(userId, name);
   }
 }
