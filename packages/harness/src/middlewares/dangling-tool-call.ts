@@ -113,8 +113,8 @@ export function syntheticToolResultText(call: { name: string; invalidName?: bool
 
 /** Copy of an AI message whose tool-call names/args are safe to serialize (same object when already clean). */
 function sanitizeAIMessage(msg: AIMessage): AIMessage {
-  let changed = false;
-  const next: AIMessage = { ...msg };
+  // Copied on the first change only: a clean message (the common case) costs no allocation.
+  let next: AIMessage | null = null;
   if (msg.tool_calls?.length) {
     let c = false;
     const calls = msg.tool_calls.map((tc) => {
@@ -126,8 +126,8 @@ function sanitizeAIMessage(msg: AIMessage): AIMessage {
       return { ...tc, name, args } as ToolCall;
     });
     if (c) {
+      next ??= { ...msg };
       next.tool_calls = calls;
-      changed = true;
     }
   }
   if (msg.invalid_tool_calls?.length) {
@@ -141,8 +141,8 @@ function sanitizeAIMessage(msg: AIMessage): AIMessage {
       return { ...tc, name, args } as InvalidToolCall;
     });
     if (c) {
+      next ??= { ...msg };
       next.invalid_tool_calls = calls;
-      changed = true;
     }
   }
   const raw = msg.additional_kwargs?.tool_calls;
@@ -164,11 +164,11 @@ function sanitizeAIMessage(msg: AIMessage): AIMessage {
       return { ...r, name };
     });
     if (c) {
+      next ??= { ...msg };
       next.additional_kwargs = { ...msg.additional_kwargs, tool_calls: calls };
-      changed = true;
     }
   }
-  return changed ? next : msg;
+  return next ?? msg;
 }
 
 interface OpenClaim {
@@ -206,36 +206,37 @@ function normalizeToolCallIds(messages: readonly Message[]): Message[] {
   messages.forEach((msg, index) => {
     if (msg.type === "ai") {
       const claims: OpenClaim[] = [];
-      const next: AIMessage = { ...msg };
-      let changed = false;
+      let next: AIMessage | null = null;
       const structured = (msg.tool_calls ?? []) as unknown[];
       const invalid = (msg.invalid_tool_calls ?? []) as unknown[];
       const s = relabel(structured, index, "call", claims);
       if (s) {
+        next ??= { ...msg };
         next.tool_calls = s as ToolCall[];
-        changed = true;
       }
       const inv = relabel(invalid, index, "invalid", claims);
       if (inv) {
+        next ??= { ...msg };
         next.invalid_tool_calls = inv as InvalidToolCall[];
-        changed = true;
       }
       const raw = msg.additional_kwargs?.tool_calls;
       if (!structured.length && !invalid.length && Array.isArray(raw)) {
         const r = relabel(raw, index, "raw", claims);
         if (r) {
+          next ??= { ...msg };
           next.additional_kwargs = { ...msg.additional_kwargs, tool_calls: r };
-          changed = true;
         }
       }
       open = claims;
+      // Scan this AI message's own results in place (no copy of the rest of the list per AI message).
       let malformedResults = 0;
-      for (const later of messages.slice(index + 1)) {
+      for (let j = index + 1; j < messages.length; j++) {
+        const later = messages[j];
         if (later.type === "ai") break;
         if (later.type === "tool" && !validId(later.tool_call_id)) malformedResults++;
       }
       positional = malformedResults === claims.length;
-      if (changed) rewritten.set(index, next);
+      if (next) rewritten.set(index, next);
       return;
     }
     if (msg.type !== "tool" || validId(msg.tool_call_id)) return;

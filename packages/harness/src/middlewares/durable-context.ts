@@ -29,7 +29,19 @@ function retainedWindow(fresh: DelegationEntry[], existing: readonly DelegationE
   return at >= 0 ? fresh.slice(at) : fresh.slice(-MAX_DELEGATIONS);
 }
 
+/** True when some AI message holds a `task` call with an id: only those make ledger entries. */
+function hasTaskCall(messages: readonly Message[]): boolean {
+  for (const m of messages) {
+    if (m.type !== "ai") continue;
+    const calls = m.tool_calls;
+    if (calls) for (const call of calls) if (call.name === "task" && call.id) return true;
+  }
+  return false;
+}
+
 function capture(state: AgentState, runtime: Runtime): HookResult {
+  // Without a `task` call nothing is extracted, so nothing is new or changed against the ledger.
+  if (!hasTaskCall(state.messages)) return undefined;
   const existing = ((state as { delegations?: DelegationEntry[] }).delegations ?? []) as DelegationEntry[];
   const fresh = retainedWindow(extractDelegations(state.messages), existing);
   const changed = changedDelegations(fresh, existing, runtime.runId);

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { ToolCall } from "../messages";
 
 /**
@@ -21,7 +21,12 @@ export function pythonJsonDumps(value: unknown): string {
   return pythonString(String(value));
 }
 
+/** Characters Python's `json.dumps` writes as they are: printable ASCII (and DEL) except `"` and `\\`. */
+const VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
+
 function pythonString(s: string): string {
+  // Tool names, paths and most arguments need no escape: skip the per-character walk.
+  if (VERBATIM.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     const code = ch.codePointAt(0) as number;
@@ -93,5 +98,6 @@ export function stableToolKey(name: string, rawArgs: unknown): string {
 export function hashToolCalls(calls: ReadonlyArray<Pick<ToolCall, "name" | "args">>): string {
   const parts = calls.map((c) => `${c.name ?? ""}:${stableToolKey(c.name ?? "", c.args)}`);
   parts.sort();
-  return createHash("md5").update(pythonJsonDumps(parts), "utf8").digest("hex").slice(0, 12);
+  // One-shot digest (UTF-8 input, as before): no Hash object per model step.
+  return hash("md5", pythonJsonDumps(parts), "hex").slice(0, 12);
 }

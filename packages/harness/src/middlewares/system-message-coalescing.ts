@@ -22,22 +22,27 @@ export function createSystemMessageCoalescingMiddleware(): AgentMiddleware {
   return {
     name: "SystemMessageCoalescingMiddleware",
     async wrapModelCall(request, handler) {
-      const systems = request.messages.filter((m): m is SystemMessage => m.type === "system");
-      if (!systems.length) return handler(request);
-      const reminderIdx: number[] = [];
-      systems.forEach((m, i) => {
-        if (isDynamicContextReminder(m)) reminderIdx.push(i);
-      });
-      const dropped = new Set(reminderIdx.slice(0, -1));
+      const messages = request.messages;
+      let systems: SystemMessage[] | null = null;
+      let lastReminder = -1;
+      for (const m of messages) {
+        if (m.type !== "system") continue;
+        systems ??= [];
+        if (isDynamicContextReminder(m)) lastReminder = systems.length;
+        systems.push(m);
+      }
+      if (!systems) return handler(request);
+      // Only the latest date reminder survives; every other SystemMessage is kept, in order.
       const parts: string[] = [];
       if (request.systemPrompt) parts.push(request.systemPrompt);
-      systems.forEach((m, i) => {
-        if (!dropped.has(i)) parts.push(flatten(m.content));
-      });
+      for (let i = 0; i < systems.length; i++) {
+        if (i !== lastReminder && isDynamicContextReminder(systems[i])) continue;
+        parts.push(flatten(systems[i].content));
+      }
       return handler({
         ...request,
         systemPrompt: parts.join("\n\n"),
-        messages: request.messages.filter((m) => m.type !== "system"),
+        messages: messages.filter((m) => m.type !== "system"),
       });
     },
   };

@@ -73,7 +73,9 @@ export function createTokenUsageMiddleware(options: TokenUsageOptions = {}): Age
       const last = messages[messages.length - 1];
       if (last.type === "ai") {
         const attribution = buildTokenUsageAttribution(last, Array.isArray(state.todos) ? (state.todos as Todo[]) : []);
-        if (JSON.stringify(last.additional_kwargs?.[TOKEN_USAGE_ATTRIBUTION_KEY]) !== JSON.stringify(attribution)) {
+        const stamped = last.additional_kwargs?.[TOKEN_USAGE_ATTRIBUTION_KEY];
+        // A fresh AI message has no attribution yet: no need to serialise the new one to see that it differs.
+        if (stamped === undefined || JSON.stringify(stamped) !== JSON.stringify(attribution)) {
           updates.set(messages.length - 1, { ...last, additional_kwargs: { ...last.additional_kwargs, [TOKEN_USAGE_ATTRIBUTION_KEY]: attribution } });
         }
       }

@@ -42,38 +42,51 @@ const PARTIAL_MARKERS = ["partial results", "limited results", "truncated", "res
 const NO_ERROR_STRINGS = new Set(["none", "null", "false", "no", "ok", "success", "n/a", ""]);
 const ERROR_PREFIX = "Error:";
 
-function matchKeyword(kw: string, lower: string): boolean {
-  return /^\d+$/.test(kw) ? new RegExp(`\\b${kw}\\b`).test(lower) : lower.includes(kw);
+/** A keyword test: numeric codes (`404`) match as whole words, other keywords as substrings. Built once. */
+function keywordMatcher(kw: string): (lower: string) => boolean {
+  if (!/^\d+$/.test(kw)) return (lower) => lower.includes(kw);
+  const word = new RegExp(`\\b${kw}\\b`);
+  return (lower) => word.test(lower);
 }
+
+const ERROR_MATCHERS: Array<[Array<(lower: string) => boolean>, ErrorAttrs]> = ERROR_RULES.map(([keywords, attrs]) => [keywords.map(keywordMatcher), attrs]);
 
 /** Classify error text into error type / recoverability / next action. */
 export function classifyToolErrorText(text: string): ErrorAttrs {
   const lower = text.toLowerCase();
-  for (const [keywords, attrs] of ERROR_RULES) if (keywords.some((k) => matchKeyword(k, lower))) return { ...attrs };
+  for (const [matchers, attrs] of ERROR_MATCHERS) if (matchers.some((m) => m(lower))) return { ...attrs };
   return { ...UNKNOWN_ERROR };
 }
 
-function jsonErrorText(content: string): string | null {
-  let data: unknown;
+/**
+ * Leading JSON whitespace then `{`: only such text can parse to a JSON
+ * object, so other results (the common plain-text case) skip `JSON.parse`
+ * and the exception it throws on non-JSON text.
+ */
+const JSON_OBJECT_START = /^[ \t\n\r]*\{/;
+
+/** The JSON object `content` holds, or null (not JSON, or JSON that is not an object). */
+function parseJsonObject(content: string): Record<string, unknown> | null {
+  if (!JSON_OBJECT_START.test(content)) return null;
   try {
-    data = JSON.parse(content);
+    const data: unknown = JSON.parse(content);
+    return data && typeof data === "object" && !Array.isArray(data) ? (data as Record<string, unknown>) : null;
   } catch {
     return null;
   }
-  if (!data || typeof data !== "object" || Array.isArray(data)) return null;
-  const err = (data as Record<string, unknown>).error;
+}
+
+function jsonErrorText(content: string): string | null {
+  const data = parseJsonObject(content);
+  if (!data) return null;
+  const err = data.error;
   if (!err) return null;
   if (typeof err === "string") return NO_ERROR_STRINGS.has(err.toLowerCase().trim()) ? null : err;
   return JSON.stringify(err);
 }
 
 function isJsonObject(content: string): boolean {
-  try {
-    const v = JSON.parse(content);
-    return !!v && typeof v === "object" && !Array.isArray(v);
-  } catch {
-    return false;
-  }
+  return parseJsonObject(content) !== null;
 }
 
 function meta(status: ToolResultMeta["status"], source: ToolResultMeta["source"], attrs?: Partial<ErrorAttrs>): ToolResultMeta {
@@ -94,7 +107,6 @@ export function exceptionMeta(errorInfo: string): ToolResultMeta {
 /** Analyse a tool's own result (status, `Error:` prefix, JSON `error` field, partial markers). */
 export function analyseToolResult(msg: ToolMessage): ToolResultMeta {
   const content = typeof msg.content === "string" ? msg.content : "";
-  const lower = content.toLowerCase();
   if (msg.status === "error" && !content.startsWith(ERROR_PREFIX)) {
     const je = jsonErrorText(content);
     const attrs = je !== null ? classifyToolErrorText(je) : isJsonObject(content) ? { ...UNKNOWN_ERROR } : classifyToolErrorText(content);
@@ -103,6 +115,7 @@ export function analyseToolResult(msg: ToolMessage): ToolResultMeta {
   if (content.startsWith(ERROR_PREFIX)) return meta("error", "tool_return", classifyToolErrorText(content.slice(ERROR_PREFIX.length)));
   const je = jsonErrorText(content);
   if (je !== null) return meta("error", "tool_return", classifyToolErrorText(je));
+  const lower = content.toLowerCase();
   if (PARTIAL_MARKERS.some((m) => lower.includes(m))) return meta("partial_success", "content_analysis", { recommended_next_action: "rewrite_query" });
   return meta("success", "content_analysis");
 }

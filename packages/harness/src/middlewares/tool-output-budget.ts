@@ -163,6 +163,22 @@ async function budgetResult(result: ToolCallResult, fallbackName: string, cfg: C
   return new Command({ update: { ...result.update, messages: next }, goto: result.goto, resume: result.resume });
 }
 
+/**
+ * The smallest trigger any tool can have (`triggerFor` takes the minimum of
+ * these candidates), or -1 when no tool can ever be over budget. A plain-text
+ * tool message no longer than this cannot be over budget whatever its tool.
+ */
+function triggerFloor(cfg: Config): number {
+  const candidates = [cfg.externalize_min_chars, ...Object.values(cfg.tool_overrides), cfg.fallback_max_chars].filter((n) => n > 0);
+  return candidates.length ? Math.min(...candidates) : -1;
+}
+
+/** True unless `m` is surely within budget: cheap, so a request without long tool results skips `budgetHistory`. */
+function mayBeOverBudget(m: Message, floor: number): boolean {
+  if (m.type !== "tool" || floor < 0) return false;
+  return typeof m.content !== "string" || m.content.length > floor;
+}
+
 /** Budget historical tool messages of a model request (fallback truncation only). Null when unchanged. */
 async function budgetHistory(messages: readonly Message[], cfg: Config): Promise<Message[] | null> {
   const callNames = new Map<string, string>();
@@ -186,6 +202,7 @@ async function budgetHistory(messages: readonly Message[], cfg: Config): Promise
  */
 export function createToolOutputBudgetMiddleware(options: ToolOutputBudgetOptions = {}): AgentMiddleware {
   const cfg = parseMiddlewareOptions("ToolOutputBudgetMiddleware", toolOutputOptionsSchema, options);
+  const floor = triggerFloor(cfg);
   return {
     name: "ToolOutputBudgetMiddleware",
     async wrapToolCall(request, handler) {
@@ -194,7 +211,7 @@ export function createToolOutputBudgetMiddleware(options: ToolOutputBudgetOption
       return budgetResult(result, request.toolCall.name, cfg, outputsPathOf(request));
     },
     async wrapModelCall(request, handler) {
-      if (!cfg.enabled) return handler(request);
+      if (!cfg.enabled || !request.messages.some((m) => mayBeOverBudget(m, floor))) return handler(request);
       const patched = await budgetHistory(request.messages, cfg);
       return handler(patched ? { ...request, messages: patched } : request);
     },

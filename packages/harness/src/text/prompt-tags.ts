@@ -84,11 +84,15 @@ const BOUNDARY_RE = new RegExp(`${escapeRegExp(USER_INPUT_BEGIN)}|${escapeRegExp
  * (`<system>` → `&lt;system&gt;`) so it reads as literal text.
  */
 export function escapeFrameworkTags(text: string): string {
+  // Every match starts with `<`: text without one (most user input) is returned without running the regex.
+  if (!text.includes("<")) return text;
   return text.replace(BLOCKED_TAG_RE, (m) => m.replace(/</g, "&lt;").replace(/>/g, "&gt;"));
 }
 
 /** Replace forged BEGIN/END USER INPUT markers with their inert look-alikes. */
 export function neutralizeBoundaryMarkers(text: string): string {
+  // Both markers start with `--- `: text without it has nothing to neutralize.
+  if (!text.includes("--- ")) return text;
   return text.replace(BOUNDARY_RE, (m) => (m === USER_INPUT_BEGIN ? NEUTRALIZED_BEGIN : NEUTRALIZED_END));
 }
 
