@@ -15,6 +15,7 @@ Commands:
   serve                start the gateway API and web UI
   config upgrade       add new default settings to an older config.yaml
   skills <sub>         list, show, install, enable, disable, delete skills
+  agents <sub>         list custom agents; import file agents into the database (agent_storage.backend: db)
   users <sub>          add, list, reset-password, set-role: accounts that sign in
   scripted-llm         start a scripted OpenAI-compatible server (a test double, not a model)
 
@@ -31,6 +32,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import("./commands/serve")).serveCommand,
   config: async () => (await import("./commands/config-upgrade")).configCommand,
   skills: async () => (await import("./commands/skills")).skillsCommand,
+  agents: async () => (await import("./commands/agents")).agentsCommand,
   users: async () => (await import("./commands/users")).usersCommand,
   "scripted-llm": async () => (await import("./commands/scripted-llm")).scriptedLlmCommand,
 };
