@@ -1,8 +1,9 @@
 /**
  * A gateway on `database.backend: postgres` with sign-in on writes no SQLite
  * file: accounts, the session's user, threads, runs, checkpoints and the
- * memory index all land in PostgreSQL (queried here), while the data dir only
- * holds plain files (memory.json, thread files).
+ * memory index all land in PostgreSQL (queried here), and so do a custom
+ * agent (`agent_storage.backend: db`) and the user's state of a custom skill,
+ * while the data dir only holds plain files (memory.json, thread files).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -73,6 +74,10 @@ describe.skipIf(!SERVER)("gateway on database.backend: postgres (sign-in on)", (
         "auth:",
         "  enabled: true",
         `  jwt_secret: ${TEST_JWT_SECRET}`,
+        "agents_api:",
+        "  enabled: true",
+        "agent_storage:",
+        "  backend: db",
         "",
       ].join("\n"),
     );
@@ -89,6 +94,10 @@ describe.skipIf(!SERVER)("gateway on database.backend: postgres (sign-in on)", (
     const owner = await signIn(api, "owner@example.com", ADMIN_PASSWORD);
     const me = await owner.json<{ id: string; email: string }>("GET", "/v1/auth/me");
     expect(me.email).toBe("owner@example.com");
+    // the user's own skill (a custom skill is written by install; a file is enough here), before any run lists skills
+    const skillDir = path.join(dataDir, "users", me.id, "skills", "custom", "deploy-notes");
+    fs.mkdirSync(skillDir, { recursive: true });
+    fs.writeFileSync(path.join(skillDir, "SKILL.md"), "---\nname: deploy-notes\ndescription: Notes on deploys\n---\n# Notes\n");
     await owner.json("POST", "/threads", { thread_id: "pg-thread" });
     const done = await owner.json<{ messages?: unknown[] }>("POST", "/threads/pg-thread/runs/wait", { input: humanInput("We deploy with Nomad, I prefer it over Kubernetes") });
     expect(JSON.stringify(done)).toContain("Understood.");
@@ -97,6 +106,10 @@ describe.skipIf(!SERVER)("gateway on database.backend: postgres (sign-in on)", (
     expect(memory.facts.map((f) => f.content)).toEqual(["User deploys with Nomad, not Kubernetes"]);
     const recall = await owner.json<{ text: string }>("POST", "/memory/recall", { query: "How do we deploy, Nomad?" });
     expect(recall.text).toContain("Nomad");
+    // a custom agent and a custom skill's state
+    await owner.json("POST", "/agents", { name: "Planner", description: "Plans deploys", soul: "You plan." }, 201);
+    expect(await owner.json("GET", "/agents/planner")).toMatchObject({ name: "planner", soul: "You plan." });
+    expect(await owner.json("PUT", "/skills/deploy-notes", { enabled: false })).toMatchObject({ name: "deploy-notes", enabled: false });
 
     // the data is in PostgreSQL
     const users = await client.query("SELECT email, system_role FROM auth_users");
@@ -105,8 +118,12 @@ describe.skipIf(!SERVER)("gateway on database.backend: postgres (sign-in on)", (
     expect(facts.rows).toEqual([{ scope: me.id, content: "User deploys with Nomad, not Kubernetes" }]);
     const summaries = await client.query("SELECT scope, thread_id FROM memory_thread_summaries");
     expect(summaries.rows).toEqual([{ scope: me.id, thread_id: "pg-thread" }]);
+    const agents = await client.query("SELECT user_id, name, soul FROM deerflow_agents");
+    expect(agents.rows).toEqual([{ user_id: me.id, name: "planner", soul: "You plan." }]);
+    const states = await client.query("SELECT user_id, skill_name, enabled FROM deerflow_skill_states");
+    expect(states.rows).toEqual([{ user_id: me.id, skill_name: "deploy-notes", enabled: false }]);
     const migrated = await client.query("SELECT DISTINCT component FROM deerflow_migrations ORDER BY component");
-    expect(migrated.rows.map((r) => r.component)).toEqual(expect.arrayContaining(["auth", "memory"]));
+    expect(migrated.rows.map((r) => r.component)).toEqual(expect.arrayContaining(["agents", "auth", "memory", "skill_states"]));
     const tables = await client.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'");
     const names = tables.rows.map((r) => r.table_name as string);
     // threads and runs went to the storage tables of the same database (whatever their names)
@@ -120,5 +137,7 @@ describe.skipIf(!SERVER)("gateway on database.backend: postgres (sign-in on)", (
     expect(sqliteFiles).toEqual([]);
     // memory.json (plain file) is where the facts' document lives
     expect(filesUnder(dataDir).some((f) => f.endsWith("memory.json"))).toBe(true);
+    // the agent and the skill state are rows, not files
+    expect(filesUnder(dataDir).filter((f) => f.endsWith("config.yaml") || f.endsWith("SOUL.md") || f.endsWith("_skill_states.json"))).toEqual([]);
   });
 });
