@@ -40,6 +40,12 @@ const RUN_COLUMNS: ColumnSpec = {
   execution: { column: "execution", encode: "json" },
 };
 
+/** True when `patch` sets at least one of `columns` (otherwise an update writes nothing). */
+function patchesAny(columns: ColumnSpec, patch: Record<string, unknown>): boolean {
+  for (const field in columns) if (patch[field] !== undefined) return true;
+  return false;
+}
+
 /**
  * `UPDATE … SET <patched columns> WHERE key = $n` in a fixed column order
  * (one prepared statement per set of fields), without reading the row first;
@@ -96,7 +102,7 @@ export class PostgresThreadStore implements ThreadStore {
 
   /** Patches of one thread handed in together, or while one is in flight, go out as one `UPDATE`. */
   update(threadId: string, patch: Partial<Omit<ThreadRecord, "threadId" | "createdAt">>): Promise<void> {
-    if (!patchQuery("deerflow_threads", THREAD_COLUMNS, patch, "thread_id", threadId)) return Promise.resolve();
+    if (!patchesAny(THREAD_COLUMNS, patch)) return Promise.resolve();
     return this.writes.patch(`t:${threadId}`, patch, (merged) => {
       const q = patchQuery("deerflow_threads", THREAD_COLUMNS, merged, "thread_id", threadId);
       return q ? this.pool.query(q) : Promise.resolve();
@@ -185,7 +191,7 @@ export class PostgresRunStore implements RunStore {
 
   /** Patches of one run handed in together, or while one is in flight, go out as one `UPDATE`. */
   update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
-    if (!patchQuery("deerflow_runs", RUN_COLUMNS, patch, "run_id", runId)) return Promise.resolve();
+    if (!patchesAny(RUN_COLUMNS, patch)) return Promise.resolve();
     return this.writes.patch(`r:${runId}`, patch, (merged) => {
       const q = patchQuery("deerflow_runs", RUN_COLUMNS, merged, "run_id", runId);
       return q ? this.pool.query(q) : Promise.resolve();
