@@ -26,6 +26,24 @@ export function zodToJsonSchema(schema: z.ZodType): JsonSchema {
 }
 
 /**
+ * JSON schemas already derived, per zod schema object. Tool factories run for
+ * every agent built (the lead agent is built per run) on module-level
+ * schemas, and deriving one is the costliest part of building the agent.
+ * The derived schema is shared read-only, as it already is by every model
+ * call of a run.
+ */
+const derivedSchemas = new WeakMap<z.ZodType, JsonSchema>();
+
+function toolParameters(schema: z.ZodType): JsonSchema {
+  let json = derivedSchemas.get(schema);
+  if (!json) {
+    json = zodToJsonSchema(schema);
+    derivedSchemas.set(schema, json);
+  }
+  return json;
+}
+
+/**
  * Define a tool once with a zod schema. The JSON schema is derived for the
  * model; arguments are validated before `execute` is called (invalid
  * arguments become an error tool message, never an exception).
@@ -35,7 +53,7 @@ export function tool<S extends z.ZodType>(options: ToolOptions<S>): ToolDefiniti
     throw new TypeError(`Invalid tool name '${options.name}': use 1-64 letters, digits, '_' or '-'`);
   }
   if (!options.description?.trim()) throw new TypeError(`Tool '${options.name}' needs a description`);
-  const parameters = zodToJsonSchema(options.schema);
+  const parameters = toolParameters(options.schema);
   if (parameters.type !== "object") {
     throw new TypeError(`Tool '${options.name}': schema must be a zod object (got ${String(parameters.type)})`);
   }

@@ -25,6 +25,17 @@ describe("DurableContextMiddleware", () => {
     expect(mw.beforeModel!(state, leadRuntime({ runId: "run-B" }))).toBeUndefined();
   });
 
+  it("writes nothing while the thread holds no task call, whatever the ledger already holds", () => {
+    const mw = createDurableContextMiddleware();
+    const plain = [humanMessage("go"), aiMessage("", { tool_calls: [{ id: "b1", name: "bash", args: { command: "ls" } }] }), toolMessage("ok", { tool_call_id: "b1", name: "bash" })];
+    expect(mw.beforeModel!(leadState(plain), leadRuntime({ runId: "run-A" }))).toBeUndefined();
+    const kept = leadState(plain, { delegations: [{ id: "old", description: "earlier", subagent_type: "coder", status: "completed", created_at: "2026-01-01T00:00:00.000Z", run_id: "run-0" }] });
+    expect(mw.afterModel!(kept, leadRuntime({ runId: "run-A" }))).toBeUndefined();
+    // An id-less task call makes no entry either.
+    const idless = leadState([humanMessage("go"), aiMessage("", { tool_calls: [{ id: "", name: "task", args: { description: "d" } }] })]);
+    expect(mw.afterModel!(idless, leadRuntime({ runId: "run-A" }))).toBeUndefined();
+  });
+
   it("injects the ledger after the leading system messages, on the request only", async () => {
     const mw = createDurableContextMiddleware();
     const state = leadState([systemMessage("sys"), humanMessage("go")], {

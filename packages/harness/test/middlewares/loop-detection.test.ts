@@ -13,6 +13,17 @@ describe("loop-detection hashing", () => {
   it("matches Python json.dumps(sort_keys=True) formatting", () => {
     expect(pythonJsonDumps({ b: "é\n", a: [1, null, true] })).toBe('{"a": [1, null, true], "b": "\\u00e9\\n"}');
   });
+  it("escapes each ASCII character as the per-character rule says, also inside otherwise plain text", () => {
+    const named: Record<string, string> = { '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
+    for (let code = 0; code <= 0x7f; code++) {
+      const ch = String.fromCharCode(code);
+      const escaped = named[ch] ?? (code < 0x20 ? `\\u${code.toString(16).padStart(4, "0")}` : ch);
+      expect(pythonJsonDumps(ch)).toBe(`"${escaped}"`);
+      expect(pythonJsonDumps(`/mnt/a${ch}b`)).toBe(`"/mnt/a${escaped}b"`);
+    }
+    expect(pythonJsonDumps("grep -r 'x' /mnt/user-data")).toBe(`"grep -r 'x' /mnt/user-data"`);
+    expect(pythonJsonDumps("naïve 😀")).toBe('"na\\u00efve \\ud83d\\ude00"');
+  });
   it("produces DeerFlow's md5 hash and is order independent", () => {
     const a = hashToolCalls([{ name: "bash", args: { command: "ls" } }, { name: "read_file", args: { path: "/a" } }]);
     const b = hashToolCalls([{ name: "read_file", args: { path: "/a", description: "x" } }, { name: "bash", args: { command: "ls", description: "other" } }]);

@@ -71,6 +71,24 @@ describe("ToolErrorHandlingMiddleware", () => {
     expect(analyseToolResult(toolMessage("Showing partial results", { tool_call_id: "c" }))).toMatchObject({ status: "partial_success", recommended_next_action: "rewrite_query" });
   });
 
+  it("reads a JSON object behind leading JSON whitespace; arrays, JSON strings and broken JSON are plain text", () => {
+    const analyse = (content: string, status?: "error") => analyseToolResult(toolMessage(content, { tool_call_id: "c", ...(status ? { status } : {}) }));
+    expect(analyse(' \n\t{"error": "rate limit exceeded"}')).toMatchObject({ status: "error", error_type: "rate_limited", source: "tool_return" });
+    expect(analyse('{"error": {"code": 404}}')).toMatchObject({ status: "error", error_type: "not_found" });
+    expect(analyse('[{"error": "rate limit"}]')).toMatchObject({ status: "success", source: "content_analysis" });
+    expect(analyse('"rate limit"')).toMatchObject({ status: "success" });
+    expect(analyse("{not json, truncated")).toMatchObject({ status: "partial_success" });
+    // An error result: a JSON object without `error` is unknown; anything else is classified by its text.
+    expect(analyse(' {"detail": "permission denied"}', "error")).toMatchObject({ status: "error", error_type: "unknown", recommended_next_action: "try_alternative" });
+    expect(analyse("[1, 2] permission denied", "error")).toMatchObject({ status: "error", error_type: "permission" });
+    // A non-breaking space is not JSON whitespace: the text is not JSON.
+    expect(analyse('\u00a0{"error": "rate limit"}', "error")).toMatchObject({ status: "error", error_type: "rate_limited" });
+    expect(analyse('\u00a0{"error": "none"}')).toMatchObject({ status: "success" });
+    // Status codes match as whole words only.
+    expect(analyse("Error: upstream 4040 bytes")).toMatchObject({ error_type: "unknown" });
+    expect(analyse("Error: upstream answered 404")).toMatchObject({ error_type: "not_found" });
+  });
+
   it("full agent run: a throwing tool becomes a recoverable error and the run continues", async () => {
     const flaky = tool({ name: "flaky", description: "fails", schema: z.object({}), execute: () => { throw new Error("disk on fire"); } });
     const model = new ScriptedModel([{ toolCalls: [{ name: "flaky", args: {} }] }, "recovered"]);

@@ -155,6 +155,28 @@ describe("ToolOutputBudgetMiddleware", () => {
     expect(c2.seen[0]).toBe(req);
   });
 
+  it("budgets historical block-content and override-sized tool messages; short plain ones pass the request through", async () => {
+    const blocks = toolMessage([{ type: "text", text: lines(300) }, { type: "text", text: lines(300) }] as never, { tool_call_id: "c1", name: "bash" });
+    const history = [humanMessage("q"), aiMessage("", { tool_calls: [{ id: "c1", name: "bash", args: {} }] }), blocks];
+    const { seen, handler } = captureModel();
+    await createToolOutputBudgetMiddleware().wrapModelCall!(modelRequest(history), handler);
+    expect(contentText(seen[0].messages[2].content)).toContain("chars omitted from bash output");
+    // With a fallback limit under the default trigger, a result between the two is truncated too.
+    const mid = toolMessage(lines(100), { tool_call_id: "c1", name: "bash" });
+    const lowered = captureModel();
+    await createToolOutputBudgetMiddleware({ fallback_max_chars: 2000, fallback_head_chars: 500, fallback_tail_chars: 200 }).wrapModelCall!(
+      modelRequest([humanMessage("q"), aiMessage("", { tool_calls: [{ id: "c1", name: "bash", args: {} }] }), mid]),
+      lowered.handler,
+    );
+    expect(contentText(lowered.seen[0].messages[2].content).length).toBeLessThanOrEqual(2000);
+    // Nothing can be over budget: the same request object goes on.
+    const short = [humanMessage("q"), aiMessage("", { tool_calls: [{ id: "c1", name: "bash", args: {} }] }), toolMessage("ok", { tool_call_id: "c1", name: "bash" })];
+    const untouched = captureModel();
+    const req = modelRequest(short);
+    await createToolOutputBudgetMiddleware().wrapModelCall!(req, untouched.handler);
+    expect(untouched.seen[0]).toBe(req);
+  });
+
   it("synopsis detects json, csv, yaml, code and binary", () => {
     const json = JSON.stringify({ items: Array.from({ length: 50 }, (_, i) => ({ id: i, name: `n${i}` })), total: 50 });
     const j = buildToolOutputSynopsis(json);

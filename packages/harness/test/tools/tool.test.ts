@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { tool, toToolSpec } from "../../src/tools";
+import { tool, toToolSpec, zodToJsonSchema } from "../../src/tools";
 
 describe("tool()", () => {
   it("derives the JSON schema the model sees from zod", () => {
@@ -17,6 +17,17 @@ describe("tool()", () => {
       required: ["description", "path"],
     });
     expect(spec.parameters.$schema).toBeUndefined();
+  });
+
+  it("derives a schema once: tools built on one zod schema carry the same JSON schema zodToJsonSchema gives", () => {
+    const schema = z.object({ path: z.string().describe("where"), limit: z.number().int().nullish() });
+    const a = tool({ name: "a", description: "d", schema, execute: () => "" });
+    const b = tool({ name: "b", description: "d", schema, execute: () => "" });
+    expect(b.parameters).toBe(a.parameters);
+    expect(a.parameters).toEqual(zodToJsonSchema(schema));
+    const other = tool({ name: "c", description: "d", schema: z.object({ q: z.string() }), execute: () => "" });
+    expect(other.parameters).not.toBe(a.parameters);
+    expect(other.parameters).toMatchObject({ properties: { q: { type: "string" } }, required: ["q"] });
   });
 
   it("rejects bad names, missing descriptions and non-object schemas", () => {
