@@ -3,7 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { loadAppConfig, silentConfigLogger } from "../../../harness/src/config";
 import { ConfigError } from "../../../harness/src/errors";
-import { packSkillFolder, SkillRegistry } from "../../../harness/src/skills";
+import { openPgPool } from "../../../harness/src/postgres";
+import { packSkillFolder, PostgresUserSkillStates, SkillRegistry } from "../../../harness/src/skills";
+import type pg from "pg";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
 import type { Terminal } from "../io";
@@ -26,11 +28,16 @@ Options:
   --json             machine-readable output (list)
 ${COMMON_HELP}`;
 
-/** The registry for this working directory: from config.yaml when there is one, else `./skills`. */
-export function cliSkillRegistry(common: CommonOptions): SkillRegistry {
+/**
+ * The registry for this working directory: from config.yaml when there is one, else `./skills`.
+ * On `database.backend: postgres` users' skill states are the server's table (`pool` given): the
+ * per-user files would be state the server never reads.
+ */
+export function cliSkillRegistry(common: CommonOptions, pool?: pg.Pool): SkillRegistry {
   try {
     const loaded = loadAppConfig({ path: common.configPath, cwd: common.cwd, logger: silentConfigLogger });
-    return SkillRegistry.fromConfig(loaded.config, { dataDir: common.dataDir, extensionsPath: loaded.extensionsPath, projectRoot: path.dirname(loaded.path) });
+    const userStates = pool ? new PostgresUserSkillStates(pool) : undefined;
+    return SkillRegistry.fromConfig(loaded.config, { dataDir: common.dataDir, extensionsPath: loaded.extensionsPath, projectRoot: path.dirname(loaded.path), userStates });
   } catch (err) {
     if (common.configPath || !(err instanceof ConfigError) || err.code !== "config_not_found") throw err;
     return new SkillRegistry({ skillsPath: process.env.DEER_FLOW_SKILLS_PATH ? path.resolve(common.cwd, process.env.DEER_FLOW_SKILLS_PATH) : path.join(common.cwd, "skills"), dataDir: common.dataDir, projectRoot: common.cwd });
@@ -53,7 +60,28 @@ export async function skillsCommand(argv: string[], term: Terminal): Promise<num
     term.line(SKILLS_HELP);
     return values.help ? 0 : 2;
   }
-  const registry = cliSkillRegistry(commonOptions(values));
+  const common = commonOptions(values);
+  const pool = await postgresPool(common);
+  try {
+    return await skillsSubcommand(sub, arg, values, cliSkillRegistry(common, pool), term);
+  } finally {
+    await pool?.end();
+  }
+}
+
+/** The pool of `database.backend: postgres` in the config of this directory (none otherwise, or without a readable config). */
+async function postgresPool(common: CommonOptions): Promise<pg.Pool | undefined> {
+  let database: { backend?: string; postgres_url?: string | null; postgres_schema?: string | null } | null | undefined;
+  try {
+    database = loadAppConfig({ path: common.configPath, cwd: common.cwd, logger: silentConfigLogger }).config.database;
+  } catch {
+    return undefined;
+  }
+  const url = database?.backend === "postgres" ? database.postgres_url?.trim() : undefined;
+  return url ? openPgPool({ url, schema: database?.postgres_schema, max: 2, log: (m) => console.error(`[deerflow] ${m}`) }) : undefined;
+}
+
+async function skillsSubcommand(sub: string, arg: string | undefined, values: { user?: string; json?: boolean }, registry: SkillRegistry, term: Terminal): Promise<number> {
   const user = values.user ?? "default";
   const need = (what: string): string => {
     if (!arg) throw new UsageError(`${sub} needs ${what}`, "skills");

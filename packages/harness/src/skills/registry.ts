@@ -118,7 +118,7 @@ export class SkillRegistry {
   /** Build from an app config (`skills.path`, `skills.container_path`, `skill_scan.enabled`, `skill_evolution` moderation). */
   static fromConfig(
     config: Pick<AppConfig, "skills" | "extensions"> & { skill_scan?: unknown },
-    options: { dataDir: string; projectRoot?: string; extensionsPath?: string | null; env?: NodeJS.ProcessEnv; modelFactory?: SkillModelFactory; log?: (message: string) => void },
+    options: { dataDir: string; projectRoot?: string; extensionsPath?: string | null; env?: NodeJS.ProcessEnv; modelFactory?: SkillModelFactory; log?: (message: string) => void; userStates?: UserSkillStateStore },
   ): SkillRegistry {
     const projectRoot = options.projectRoot ?? process.env.DEER_FLOW_PROJECT_ROOT ?? process.cwd();
     const scan = config.skill_scan as { enabled?: unknown } | undefined;
@@ -131,6 +131,7 @@ export class SkillRegistry {
       projectRoot,
       scanEnabled: scan?.enabled !== false,
       contentReview: contentReviewFromConfig(() => ("models" in config ? (config as AppConfig) : undefined), { modelFactory: options.modelFactory, log: options.log }),
+      userStates: options.userStates,
     });
   }
 
