@@ -11,7 +11,7 @@ export interface RuntimeGateway {
   url: string;
   /** `${url}/api`. */
   api: string;
-  /** The temporary data dir (removed by `close`). */
+  /** The data dir (a temporary one is removed by `close`; one passed in is kept). */
   dataDir: string;
   runtime: DeerFlowRuntime;
   gateway: Gateway;
@@ -21,11 +21,12 @@ export interface RuntimeGateway {
 
 /**
  * Start the runtime a user's `config.yaml` would give (`configLines`, one YAML
- * line each) in a fresh temporary data dir, and the gateway in front of it
- * (no web UI, silent logs): the end-to-end setup of the route tests.
+ * line each) in a fresh temporary data dir (or `options.dataDir`, e.g. to
+ * start again on the same one), and the gateway in front of it (no web UI,
+ * silent logs): the end-to-end setup of the route tests.
  */
-export async function startRuntimeGateway(configLines: readonly string[], prefix = "gw-e2e-"): Promise<RuntimeGateway> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+export async function startRuntimeGateway(configLines: readonly string[], prefix = "gw-e2e-", options: { dataDir?: string } = {}): Promise<RuntimeGateway> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const { config } = appConfigFromText([...configLines, ""].join("\n"));
   const runtime = await DeerFlowRuntime.open({ config, dataDir, log: () => undefined });
   const { gateway, url } = await startServer({ runtime, port: 0, quiet: true, webDistDir: null, log: () => undefined });
@@ -38,7 +39,7 @@ export async function startRuntimeGateway(configLines: readonly string[], prefix
     async close() {
       await gateway.close();
       await runtime.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -8,9 +8,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
 import { startScriptedLLMServer } from "@deerflow/harness/testing";
-import { startServer } from "../../src/gateway";
+import { startRuntimeGateway } from "../helpers/runtime-gateway";
 import { humanInput, parseSse, postJson } from "../helpers/test-gateway";
 import type { SseFrame } from "../helpers/test-gateway";
 
@@ -20,36 +19,12 @@ afterAll(async () => {
 });
 
 /** A runtime and its gateway on `dataDir` with the SQLite stream bridge. */
-async function start(dataDir: string, llmUrl: string) {
-  const { config } = appConfigFromText(
-    [
-      "models:",
-      "  - name: basic",
-      "    use: openai-compatible",
-      "    model: scripted",
-      `    base_url: ${llmUrl}/v1`,
-      "    api_key: k",
-      "title:",
-      "  enabled: false",
-      "sandbox:",
-      "  use: local",
-      "memory:",
-      "  enabled: false",
-      "stream_bridge:",
-      "  type: sqlite",
-      "",
-    ].join("\n"),
+const start = (dataDir: string, llmUrl: string) =>
+  startRuntimeGateway(
+    ["models:", "  - name: basic", "    use: openai-compatible", "    model: scripted", `    base_url: ${llmUrl}/v1`, "    api_key: k", "title:", "  enabled: false", "sandbox:", "  use: local", "memory:", "  enabled: false", "stream_bridge:", "  type: sqlite"],
+    "sqlite-bridge-gw-",
+    { dataDir },
   );
-  const runtime = await DeerFlowRuntime.open({ config, dataDir, log: () => undefined });
-  const { gateway, url } = await startServer({ runtime, port: 0, quiet: true, webDistDir: null, log: () => undefined });
-  return {
-    api: `${url}/api`,
-    async close() {
-      await gateway.close();
-      await runtime.close();
-    },
-  };
-}
 
 /** The frames that carry an event id (the bridge's entries). */
 const withIds = (frames: SseFrame[]) => frames.filter((f) => f.id !== undefined);
