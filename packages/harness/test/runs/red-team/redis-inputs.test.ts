@@ -172,11 +172,21 @@ describe.skipIf(!url)("red team: client input on the Redis bridge and signals", 
 
   it("a forged or malformed message on the signals channel reaches no run; a well-formed cancel names exactly one run", async () => {
     const seen: RunSignal[] = [];
-    const stop = b.signals.subscribe((s) => seen.push(s));
+    let bArrived!: () => void;
+    const atB = new Promise<void>((resolve) => (bArrived = resolve));
+    const stop = b.signals.subscribe((s) => {
+      seen.push(s);
+      if (s.type === "cancel" && s.runId.includes("marker")) bArrived();
+    });
     const logs: string[] = [];
     const c = await openRedisRunTransport({ ...options, log: (m) => logs.push(m) });
     const cSeen: RunSignal[] = [];
-    c.signals.subscribe((s) => cSeen.push(s));
+    let markerArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (markerArrived = resolve));
+    c.signals.subscribe((s) => {
+      cSeen.push(s);
+      if (s.type === "cancel" && s.runId.includes("marker")) markerArrived();
+    });
     try {
       const channel = options.signalsChannel;
       for (const junk of [
@@ -193,7 +203,7 @@ describe.skipIf(!url)("red team: client input on the Redis bridge and signals", 
       const marker = uniqueRunId("marker");
       await a.signals.publish({ type: "cancel", runId: marker, action: "interrupt" });
       // the marker arrives after every message sent before it (one channel, in order)
-      for (let i = 0; i < 400 && !cSeen.some((s) => s.type === "cancel" && s.runId === marker); i++) await new Promise((r) => setTimeout(r, 5));
+      await Promise.all([arrived, atB]);
       expect(cSeen).toEqual([{ type: "cancel", runId: marker, action: "interrupt" }]);
       expect(seen).toEqual([{ type: "cancel", runId: marker, action: "interrupt" }]);
       expect(logs.filter((l) => /not a run signal/.test(l)).length).toBe(7);
