@@ -5,7 +5,7 @@ import type { AgentState } from "../state";
 import { applyDelta, diffState } from "./delta";
 import { MemoryCheckpointStore } from "./memory-store";
 import { compactRunMetadata, expandRunMetadata, runBaseOf, worthInheriting } from "./run-metadata";
-import type { CheckpointMetadata, CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
+import type { CheckpointFence, CheckpointMetadata, CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 
 /** A checkpoint with its reconstructed state. */
 export interface LoadedCheckpoint {
@@ -146,13 +146,15 @@ export class Checkpointer {
    * cached head from now on (reads of the store commit queued writes first,
    * so every reader sees it either way); writes of one store commit in the
    * order they were queued. If the write fails, the cached head is dropped
-   * and `durable` rejects with a {@link CheckpointError}.
+   * and `durable` rejects with a {@link CheckpointError}. A `fence` goes to
+   * the store with the write (see {@link CheckpointFence}).
    */
   queue(
     threadId: string,
     parent: { checkpointId: string | null; values: AgentState | undefined },
     next: AgentState,
     metadata: CheckpointMetadata,
+    fence?: CheckpointFence,
   ): { loaded: LoadedCheckpoint; durable: Promise<void> } {
     const record: CheckpointRecord = {
       threadId,
@@ -163,7 +165,7 @@ export class Checkpointer {
       delta: diffState(parent.values, next),
     };
     const loaded = { record, values: next };
-    const durable = this.store.put(this.storedForm(record));
+    const durable = this.store.put(this.storedForm(record), fence);
     this.remember(threadId, loaded);
     durable.catch(() => {
       if (this.cache.get(threadId) === loaded) this.cache.delete(threadId);

@@ -1,4 +1,5 @@
 export type {
+  CheckpointFence,
   CheckpointMetadata,
   CheckpointRecord,
   CheckpointStore,

@@ -42,6 +42,21 @@ export interface CheckpointRecord {
   delta: StateDelta;
 }
 
+/**
+ * The lease claim a checkpoint write is made under: the run's id and the
+ * epoch its owner got when it claimed the run's lease. A store that keeps
+ * leases beside its checkpoints (PostgreSQL) refuses, in the write itself, a
+ * write whose epoch is no longer the lease's (a `CheckpointError` with code
+ * `checkpoint_stale_owner`): the run was taken over. Stores that share no
+ * leases with other processes ignore it.
+ */
+export interface CheckpointFence {
+  readonly runId: string;
+  readonly epoch: number;
+  /** Called once when a write under this fence was refused (so the owner stops at once, not at its next commit). */
+  readonly onStale?: (error: Error) => void;
+}
+
 /** Options for listing checkpoints (newest first). */
 export interface ListCheckpointOptions {
   limit?: number;
@@ -59,9 +74,10 @@ export interface CheckpointStore {
    * Persist one checkpoint record. Must be atomic, and must refuse a record
    * whose `parentId` is not stored in the thread (a `CheckpointError` with code
    * `checkpoint_parent_missing`): writes are queued ahead of their commits, so
-   * a child must never outlive a parent whose write failed.
+   * a child must never outlive a parent whose write failed. With a `fence`,
+   * a store that keeps run leases refuses the write when the fence is stale.
    */
-  put(record: CheckpointRecord): Promise<void>;
+  put(record: CheckpointRecord, fence?: CheckpointFence): Promise<void>;
   /** The latest checkpoint of a thread (by creation order), or one by id. */
   get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined>;
   /**

@@ -6,6 +6,7 @@ export type {
   PersistenceStores,
   RunRecord,
   RunExecution,
+  StoredRunInput,
   RunRecordStatus,
   RunStore,
   RunUsage,

@@ -37,12 +37,18 @@ export class MemoryRunLock implements RunLock {
 /** Runs' execution leases in this process's memory. */
 export class MemoryRunLeases implements RunLeases {
   private readonly leases = new Map<string, RunLease>();
+  /** The last epoch handed out: one counter for every run, so an epoch is never handed out twice. */
+  private lastEpoch = 0;
 
   async acquire(runId: string, threadId: string, owner: string, expiresAt: number, now: number): Promise<boolean> {
+    return (await this.claim(runId, threadId, owner, expiresAt, now)) !== undefined;
+  }
+
+  async claim(runId: string, threadId: string, owner: string, expiresAt: number, now: number): Promise<number | undefined> {
     const cur = this.leases.get(runId);
-    if (cur && cur.owner !== owner && cur.expiresAt > now) return false;
+    if (cur && cur.owner !== owner && cur.expiresAt > now) return undefined;
     this.leases.set(runId, { runId, threadId, owner, expiresAt });
-    return true;
+    return ++this.lastEpoch;
   }
 
   async renew(runId: string, owner: string, expiresAt: number): Promise<boolean> {
@@ -84,7 +90,15 @@ CREATE TABLE IF NOT EXISTS gw_run_leases (
   expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS gw_run_leases_expiry ON gw_run_leases(expires_at);
+CREATE TABLE IF NOT EXISTS gw_run_lease_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
+INSERT OR IGNORE INTO gw_run_lease_epoch(id, last) VALUES (1, 0);
 `;
+
+/** Leases get their epoch column here (also in a data dir made before leases had epochs: its rows count as epoch 0). */
+function addEpochColumn(db: Database.Database): void {
+  const cols = db.prepare(`PRAGMA table_info(gw_run_leases)`).all() as Array<{ name: string }>;
+  if (!cols.some((c) => c.name === "epoch")) db.exec(`ALTER TABLE gw_run_leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0`);
+}
 
 type Row = Record<string, unknown>;
 
@@ -104,6 +118,7 @@ export class SqliteRunLocks {
     db.pragma("journal_mode = WAL");
     db.pragma("busy_timeout = 5000");
     db.exec(SCHEMA);
+    addEpochColumn(db);
     this.db = db;
     const st = {
       lockAcquire: db.prepare(
@@ -114,15 +129,18 @@ export class SqliteRunLocks {
       lockRenew: db.prepare(`UPDATE gw_run_locks SET expires_at=? WHERE thread_id=? AND run_id=? AND owner=?`),
       lockRelease: db.prepare(`DELETE FROM gw_run_locks WHERE thread_id=? AND run_id=?`),
       lockHolder: db.prepare(`SELECT run_id, owner, expires_at FROM gw_run_locks WHERE thread_id=?`),
+      // Each claim takes the next epoch of one counter (the fencing token of the claim, never handed out twice,
+      // not even after a lease row was deleted); a renewal keeps it.
+      epochNext: db.prepare(`UPDATE gw_run_lease_epoch SET last = last + 1 WHERE id = 1 RETURNING last`),
       leaseAcquire: db.prepare(
-        `INSERT INTO gw_run_leases(run_id,thread_id,owner,expires_at) VALUES (?,?,?,?)
-         ON CONFLICT(run_id) DO UPDATE SET thread_id=excluded.thread_id, owner=excluded.owner, expires_at=excluded.expires_at
+        `INSERT INTO gw_run_leases(run_id,thread_id,owner,expires_at,epoch) VALUES (?,?,?,?,?)
+         ON CONFLICT(run_id) DO UPDATE SET thread_id=excluded.thread_id, owner=excluded.owner, expires_at=excluded.expires_at, epoch=excluded.epoch
          WHERE gw_run_leases.owner = excluded.owner OR gw_run_leases.expires_at <= ?`,
       ),
       leaseRenew: db.prepare(`UPDATE gw_run_leases SET expires_at=? WHERE run_id=? AND owner=?`),
       leaseRelease: db.prepare(`DELETE FROM gw_run_leases WHERE run_id=? AND owner=?`),
-      leaseExpired: db.prepare(`SELECT * FROM gw_run_leases WHERE expires_at < ? ORDER BY expires_at LIMIT ?`),
-      leaseGet: db.prepare(`SELECT * FROM gw_run_leases WHERE run_id=?`),
+      leaseExpired: db.prepare(`SELECT run_id, thread_id, owner, expires_at FROM gw_run_leases WHERE expires_at < ? ORDER BY expires_at LIMIT ?`),
+      leaseGet: db.prepare(`SELECT run_id, thread_id, owner, expires_at FROM gw_run_leases WHERE run_id=?`),
     };
     const toLease = (r: Row): RunLease => ({ runId: r.run_id as string, threadId: r.thread_id as string, owner: r.owner as string, expiresAt: Number(r.expires_at) });
     this.lock = {
@@ -134,8 +152,14 @@ export class SqliteRunLocks {
         return r ? { runId: r.run_id as string, owner: r.owner as string, expiresAt: Number(r.expires_at) } : undefined;
       },
     };
+    // One write transaction: the epoch drawn and the lease taken together, against every process on the file.
+    const claim = db.transaction((runId: string, threadId: string, owner: string, expiresAt: number, now: number): number | undefined => {
+      const epoch = Number((st.epochNext.get() as { last: number }).last);
+      return st.leaseAcquire.run(runId, threadId, owner, expiresAt, epoch, now).changes > 0 ? epoch : undefined;
+    });
     this.leases = {
-      acquire: async (runId, threadId, owner, expiresAt, now) => st.leaseAcquire.run(runId, threadId, owner, expiresAt, now).changes > 0,
+      acquire: async (runId, threadId, owner, expiresAt, now) => claim(runId, threadId, owner, expiresAt, now) !== undefined,
+      claim: async (runId, threadId, owner, expiresAt, now) => claim(runId, threadId, owner, expiresAt, now),
       renew: async (runId, owner, expiresAt) => st.leaseRenew.run(expiresAt, runId, owner).changes > 0,
       release: async (runId, owner) => void st.leaseRelease.run(runId, owner),
       expired: async (before, limit) => (st.leaseExpired.all(before, limit) as Row[]).map(toLease),

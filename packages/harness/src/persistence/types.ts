@@ -105,7 +105,21 @@ export interface RunExecution {
   streamModes: string[];
   /** Nested (subgraph) events are published too. */
   subgraphs: boolean;
+  /**
+   * The input of a run queued behind another (it is in no checkpoint yet),
+   * so the process that takes a dead owner's queued run over can start it.
+   * Absent for runs that started at once.
+   */
+  input?: StoredRunInput;
+  /**
+   * Names of the request-scoped secrets the run carried (never their
+   * values): a run that had any is not executed again elsewhere without them.
+   */
+  secretNames?: string[];
 }
+
+/** A run input as a record keeps it: a state update, or a `Command` resuming an interrupt. */
+export type StoredRunInput = { update: Record<string, unknown> } | { command: { resume?: unknown; goto?: unknown; update?: Record<string, unknown> } };
 
 /** Run record store. */
 export interface RunStore {

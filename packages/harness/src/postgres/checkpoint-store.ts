@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "../checkpoints/types";
+import type { CheckpointFence, CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "../checkpoints/types";
 import { CheckpointError } from "../errors";
 import { prepared } from "./statements";
 import { ThreadWriteQueues } from "./thread-writes";
@@ -27,6 +27,20 @@ const INSERT_CHAIN_SQL = `INSERT INTO deerflow_checkpoints (${COLS})
    WHERE $2::text IS NULL OR EXISTS (
      SELECT 1 FROM deerflow_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2 FOR KEY SHARE)
    ORDER BY c.ord`;
+// A fenced write (a run's owner writing under its lease claim) goes in only while the run's lease still has the
+// epoch of that claim, checked in the same statement: FOR SHARE holds the lease row until the insert commits, so a
+// takeover's claim (which updates the row's epoch) either committed before (the write is refused) or waits until
+// after (the write was legitimately the owner's). No write of a stale owner lands after the takeover's claim.
+const FENCE_SQL = ` AND EXISTS (SELECT 1 FROM deerflow_run_leases WHERE run_id = $FR AND epoch = $FE FOR SHARE)`;
+function fenced(sql: string, next: number): string {
+  const cond = FENCE_SQL.replace("$FR", `$${next}::text`).replace("$FE", `$${next + 1}::bigint`);
+  const out = sql.replace(/WHERE (\$\d::text IS NULL OR EXISTS \([\s\S]*?FOR KEY SHARE\))/, (_m, parent: string) => `WHERE (${parent})${cond}`);
+  if (out === sql) throw new Error("checkpoint insert statement without its parent condition");
+  return out;
+}
+const INSERT_FENCED_SQL = fenced(INSERT_SQL, 7);
+const INSERT_CHAIN_FENCED_SQL = fenced(INSERT_CHAIN_SQL, 8);
+const LEASE_EPOCH_SQL = `SELECT epoch FROM deerflow_run_leases WHERE run_id = $1`;
 const LATEST_SQL = `SELECT ${COLS} FROM deerflow_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`;
 const HEAD_SQL = `SELECT checkpoint_id FROM deerflow_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`;
 const BY_ID_SQL = `SELECT ${COLS} FROM deerflow_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2`;
@@ -73,11 +87,13 @@ function toRecord(row: Row): CheckpointRecord {
  */
 export class PostgresCheckpointStore implements CheckpointStore {
   private readonly writes: ThreadWriteQueues;
+  /** Fences whose owner was told it is stale (once each). */
+  private readonly notified = new WeakSet<CheckpointFence>();
 
   /** The tables must exist: open through `openPostgresStorage`, which runs the migrations. */
   constructor(private readonly pool: pg.Pool) {
     this.writes = new ThreadWriteQueues({
-      putChain: (chain) => this.insert(chain),
+      putChain: (chain, fence) => this.insert(chain, fence),
       deleteThread: async (threadId) => {
         await this.read(prepared(`DELETE FROM deerflow_checkpoints WHERE thread_id = $1`, [threadId]));
       },
@@ -89,19 +105,19 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return this.writes.settled(threadId);
   }
 
-  put(record: CheckpointRecord): Promise<void> {
-    return this.writes.put(record);
+  put(record: CheckpointRecord, fence?: CheckpointFence): Promise<void> {
+    return this.writes.put(record, fence);
   }
 
-  /** Insert a chain of one thread (each record the parent of the next) in one statement. */
-  private async insert(chain: CheckpointRecord[]): Promise<void> {
+  /** Insert a chain of one thread (each record the parent of the next) in one statement, under `fence` when given. */
+  private async insert(chain: CheckpointRecord[], fence: CheckpointFence | undefined): Promise<void> {
     const first = chain[0];
     let inserted: number;
     try {
-      const q =
+      const values =
         chain.length === 1
-          ? prepared(INSERT_SQL, [first.threadId, first.checkpointId, first.parentId, first.createdAt, JSON.stringify(first.metadata), JSON.stringify(first.delta)])
-          : prepared(INSERT_CHAIN_SQL, [
+          ? [first.threadId, first.checkpointId, first.parentId, first.createdAt, JSON.stringify(first.metadata), JSON.stringify(first.delta)]
+          : [
               first.threadId,
               first.parentId,
               chain.map((r) => r.checkpointId),
@@ -109,16 +125,39 @@ export class PostgresCheckpointStore implements CheckpointStore {
               chain.map((r) => r.createdAt),
               chain.map((r) => JSON.stringify(r.metadata)),
               chain.map((r) => JSON.stringify(r.delta)),
-            ]);
-      inserted = (await this.pool.query(q)).rowCount ?? 0;
+            ];
+      const sql = chain.length === 1 ? (fence ? INSERT_FENCED_SQL : INSERT_SQL) : fence ? INSERT_CHAIN_FENCED_SQL : INSERT_CHAIN_SQL;
+      if (fence) values.push(fence.runId, fence.epoch as never);
+      inserted = (await this.pool.query(prepared(sql, values))).rowCount ?? 0;
     } catch (err) {
       throw new CheckpointError(`Failed to write checkpoint ${names(chain)}: ${(err as Error).message}`, { cause: err });
     }
-    if (inserted === 0) {
-      throw new CheckpointError(`Failed to write checkpoint ${names(chain)}: its parent checkpoint ${first.parentId} is not stored`, {
-        code: "checkpoint_parent_missing",
-      });
+    if (inserted > 0) return;
+    if (fence) await this.refuseIfStale(chain, fence);
+    throw new CheckpointError(`Failed to write checkpoint ${names(chain)}: its parent checkpoint ${first.parentId} is not stored`, {
+      code: "checkpoint_parent_missing",
+    });
+  }
+
+  /** A fenced write that stored nothing: throw `checkpoint_stale_owner` when the fence is why (and tell its owner). */
+  private async refuseIfStale(chain: CheckpointRecord[], fence: CheckpointFence): Promise<void> {
+    const rows = await this.read<{ epoch: string | number }>(prepared(LEASE_EPOCH_SQL, [fence.runId]));
+    const current = rows[0] ? Number(rows[0].epoch) : undefined;
+    if (current === fence.epoch) return;
+    const holder = current === undefined ? "the run holds no lease any more" : `its lease was claimed again (epoch ${current})`;
+    const err = new CheckpointError(
+      `Refused checkpoint ${names(chain)} of run ${fence.runId}: this process wrote under lease epoch ${fence.epoch}, but ${holder}; another process owns the run now`,
+      { code: "checkpoint_stale_owner", details: { run_id: fence.runId, epoch: fence.epoch, current_epoch: current ?? null } },
+    );
+    if (!this.notified.has(fence)) {
+      this.notified.add(fence);
+      try {
+        fence.onStale?.(err);
+      } catch {
+        // the owner's reaction is its own; the write is refused either way
+      }
     }
+    throw err;
   }
 
   async get(threadId: string, checkpointId?: string): Promise<CheckpointRecord | undefined> {

@@ -44,10 +44,12 @@ export class PostgresRunLock implements RunLock {
 }
 
 const LEASE_COLS = "run_id, thread_id, owner, expires_at";
+// A claim takes a new epoch from the sequence (`excluded.epoch` is the proposed row's default, drawn for this
+// statement): the fencing token checkpoint writes of the run carry (see PostgresCheckpointStore).
 const LEASE_ACQUIRE = `INSERT INTO deerflow_run_leases AS l (${LEASE_COLS}) VALUES ($1, $2, $3, $4)
-  ON CONFLICT (run_id) DO UPDATE SET thread_id = excluded.thread_id, owner = excluded.owner, expires_at = excluded.expires_at
+  ON CONFLICT (run_id) DO UPDATE SET thread_id = excluded.thread_id, owner = excluded.owner, expires_at = excluded.expires_at, epoch = excluded.epoch
   WHERE l.expires_at <= $5 OR l.owner = excluded.owner
-  RETURNING run_id`;
+  RETURNING epoch`;
 const LEASE_RENEW = `UPDATE deerflow_run_leases SET expires_at = $3 WHERE run_id = $1 AND owner = $2`;
 const LEASE_RELEASE = `DELETE FROM deerflow_run_leases WHERE run_id = $1 AND owner = $2`;
 const LEASE_EXPIRED = `SELECT ${LEASE_COLS} FROM deerflow_run_leases WHERE expires_at < $1 ORDER BY expires_at, run_id LIMIT $2`;
@@ -62,8 +64,13 @@ export class PostgresRunLeases implements RunLeases {
   constructor(private readonly pool: pg.Pool) {}
 
   async acquire(runId: string, threadId: string, owner: string, expiresAt: number, now: number): Promise<boolean> {
+    return (await this.claim(runId, threadId, owner, expiresAt, now)) !== undefined;
+  }
+
+  async claim(runId: string, threadId: string, owner: string, expiresAt: number, now: number): Promise<number | undefined> {
     const res = await this.pool.query(prepared(LEASE_ACQUIRE, [runId, threadId, owner, expiresAt, now]));
-    return (res.rowCount ?? 0) > 0;
+    const row = res.rows[0] as { epoch: unknown } | undefined;
+    return row ? int8(row.epoch) : undefined;
   }
 
   async renew(runId: string, owner: string, expiresAt: number): Promise<boolean> {

@@ -106,4 +106,15 @@ export const RUN_BACKEND_MIGRATIONS: Migration[] = [
       CREATE INDEX deerflow_run_leases_expiry ON deerflow_run_leases (expires_at);
     `,
   },
+  {
+    // The fencing token: each claim of a lease takes the next value of one sequence, so an epoch is never handed
+    // out twice (not even after a lease row was deleted and claimed again), and a checkpoint write that carries
+    // an older epoch than the lease's is refused.
+    version: 2,
+    name: "run_lease_epochs",
+    up: `
+      CREATE SEQUENCE deerflow_run_lease_epochs;
+      ALTER TABLE deerflow_run_leases ADD COLUMN epoch BIGINT NOT NULL DEFAULT nextval('deerflow_run_lease_epochs');
+    `,
+  },
 ];

@@ -1,14 +1,14 @@
-import type { CheckpointRecord } from "../checkpoints/types";
+import type { CheckpointFence, CheckpointRecord } from "../checkpoints/types";
 
 /** What the queue hands to the database. */
 export interface ThreadWriteOps {
-  /** Store `chain` (each record's parent is the one before it) in one statement, all or nothing. */
-  putChain(chain: CheckpointRecord[]): Promise<void>;
+  /** Store `chain` (each record's parent is the one before it) in one statement, all or nothing; under `fence` when given. */
+  putChain(chain: CheckpointRecord[], fence: CheckpointFence | undefined): Promise<void>;
   deleteThread(threadId: string): Promise<void>;
 }
 
 type Write =
-  | { kind: "put"; record: CheckpointRecord; resolve(): void; reject(err: unknown): void }
+  | { kind: "put"; record: CheckpointRecord; fence: CheckpointFence | undefined; resolve(): void; reject(err: unknown): void }
   | { kind: "delete"; resolve(): void; reject(err: unknown): void };
 
 interface ThreadQueue {
@@ -34,8 +34,8 @@ export class ThreadWriteQueues {
     private readonly maxBatch = 64,
   ) {}
 
-  put(record: CheckpointRecord): Promise<void> {
-    return new Promise((resolve, reject) => this.enqueue(record.threadId, { kind: "put", record, resolve, reject }));
+  put(record: CheckpointRecord, fence?: CheckpointFence): Promise<void> {
+    return new Promise((resolve, reject) => this.enqueue(record.threadId, { kind: "put", record, fence, resolve, reject }));
   }
 
   delete(threadId: string): Promise<void> {
@@ -76,11 +76,12 @@ export class ThreadWriteQueues {
       let n = 1;
       for (let prev = head.record; n < items.length && n < this.maxBatch; n++) {
         const next = items[n];
-        if (next.kind !== "put" || next.record.parentId !== prev.checkpointId) break;
+        // (one statement checks one fence: writes under another claim, or none, go in the next one)
+        if (next.kind !== "put" || next.record.parentId !== prev.checkpointId || next.fence !== head.fence) break;
         prev = next.record;
       }
       const batch = items.splice(0, n) as Array<Extract<Write, { kind: "put" }>>;
-      await this.ops.putChain(batch.map((w) => w.record)).then(
+      await this.ops.putChain(batch.map((w) => w.record), head.fence).then(
         () => batch.forEach((w) => w.resolve()),
         (err: unknown) => batch.forEach((w) => w.reject(err)),
       );

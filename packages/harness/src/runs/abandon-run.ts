@@ -12,22 +12,32 @@ export interface OrphanContext {
   log: (message: string) => void;
 }
 
+/** How an orphaned run ends. */
+export interface OrphanEnd {
+  status: RunRecordStatus;
+  error: string | null;
+  /** Publish `error` with this payload before the end marker. */
+  event?: { message: string; name: string; code?: string };
+  stopReason?: string | null;
+}
+
 /**
- * End a run no process executes any more: its record and thread get
- * `status` (with `error`), its stream an `error` event when `error` is set
- * and the end marker, its lease (this process's by now) and thread slot are
- * released so queued runs go on.
+ * End a run no process executes any more: its record and thread get the
+ * end's status (with its error and stop reason), its stream the end's
+ * `error` event (if any) and the end marker, its lease (this process's by
+ * now) and thread slot are released so queued runs go on.
  */
-export async function endOrphanRun(runId: string, status: RunRecordStatus, error: string | null, at: OrphanContext): Promise<void> {
+export async function endOrphanRun(runId: string, end: OrphanEnd, at: OrphanContext): Promise<void> {
   const { stores, backends } = at;
   const record = await stores.runs.get(runId);
   if (!record || TERMINAL.has(record.status)) return;
   const ts = isoNow();
-  await stores.runs.update(runId, { status, error, ...(error ? { stopReason: "resume_failed" } : {}), updatedAt: ts });
+  const { status, error } = end;
+  await stores.runs.update(runId, { status, error, ...(end.stopReason !== undefined ? { stopReason: end.stopReason } : {}), updatedAt: ts });
   await stores.threads.update(record.threadId, { status: status === "success" ? "idle" : status, updatedAt: ts });
   try {
     const writer = await at.bridge.writer(runId, { resume: true });
-    if (error) writer.publish("error", { message: error, name: "RunResumeError" });
+    if (end.event) writer.publish("error", end.event);
     await writer.end();
   } catch (err) {
     at.log(`could not end the stream of run ${runId}: ${errorMessage(err)}`);
@@ -42,11 +52,16 @@ export async function endOrphanRun(runId: string, status: RunRecordStatus, error
   }
 }
 
+/** The stop reason of a run that was not executed again because it carried request-scoped secrets. */
+export const SECRETS_NOT_RESUMABLE = "secrets_not_resumable";
+
 /**
  * End a run that cannot be resumed (its process died): `error` record and
  * thread with `message`, an `error` event and the end marker on its
- * stream, its lease and thread slot released.
+ * stream, its lease and thread slot released. The stop reason (and the
+ * event's `code`) is `stopReason`: `resume_failed` unless the caller knows
+ * better (`secrets_not_resumable`).
  */
-export function abandonRun(runId: string, message: string, at: OrphanContext): Promise<void> {
-  return endOrphanRun(runId, "error", message, at);
+export function abandonRun(runId: string, message: string, at: OrphanContext, stopReason = "resume_failed"): Promise<void> {
+  return endOrphanRun(runId, { status: "error", error: message, event: { message, name: "RunResumeError", code: stopReason }, stopReason }, at);
 }

@@ -45,6 +45,14 @@ export interface RunLease {
 export interface RunLeases {
   /** Take the lease when it is free, expired before `now`, or already `owner`'s. True when taken. */
   acquire(runId: string, threadId: string, owner: string, expiresAt: number, now: number): Promise<boolean>;
+  /**
+   * Take the lease as {@link acquire} does and return its new epoch (the
+   * fencing token), or undefined when refused. Every successful claim gets
+   * an epoch above every earlier claim of the run, so a write carrying an
+   * older epoch comes from an owner that lost the lease. Renewals keep the
+   * epoch. Optional: leases without it fence nothing.
+   */
+  claim?(runId: string, threadId: string, owner: string, expiresAt: number, now: number): Promise<number | undefined>;
   /** Extend `owner`'s lease; false when another owner took it over. */
   renew(runId: string, owner: string, expiresAt: number): Promise<boolean>;
   /** Drop `owner`'s lease (the run ended). */

@@ -8,7 +8,10 @@ import { errorMessage, RunServiceError } from "../errors";
 import type { PersistenceStores, RunExecution, RunRecord } from "../persistence";
 import { endOrphanRun } from "./abandon-run";
 import type { RunBackends, StreamBridge } from "./backend-types";
+import { claimLease } from "./lease-keeper";
 import { TERMINAL } from "./local-run";
+import { ROLLED_BACK } from "./run-end";
+import { carriedSecrets } from "./run-record";
 import type { CancelAction } from "./run-types";
 import type { SlotWaiter } from "./slot-waiter";
 import { untilStreamEnd } from "./slot-waiter";
@@ -22,13 +25,21 @@ export interface CrossProcessContext {
   readonly clock: () => number;
   /** Logs one line (already prefixed by the service). */
   readonly log: (message: string) => void;
+  /**
+   * Restore the thread to the checkpoint before the run's first one (as a
+   * rollback cancel does where the run executes); nothing when the run
+   * committed nothing.
+   */
+  readonly rollbackRun: (threadId: string, runId: string) => Promise<void>;
 }
 
 /**
  * Cancel a run this process does not execute. `run_not_found` when unknown,
  * `run_not_cancellable` when already finished, `run_not_active_here` on one
  * process's backends (no other process to signal). A run whose lease expired
- * past grace is ended here as interrupted; otherwise the owner is signalled.
+ * past grace is ended here, as its owner would have ended it: `interrupted`
+ * (its steps stay), or under `rollback` restored to the checkpoint before it
+ * and ended `error` "Rolled back by user". Otherwise the owner is signalled.
  * Resolves true when a cancel signal was sent (the caller may wait for the run).
  */
 export async function cancelElsewhere(runId: string, action: CancelAction, at: CrossProcessContext): Promise<boolean> {
@@ -40,10 +51,16 @@ export async function cancelElsewhere(runId: string, action: CancelAction, at: C
   const lease = await backends.leases.get(runId);
   const now = at.clock();
   const { graceMs, leaseMs } = backends.ownership;
-  if (lease && lease.expiresAt + graceMs < now && (await backends.leases.acquire(runId, rec.threadId, backends.ownerId, now + leaseMs, now))) {
-    // Its owner died and nobody resumed it yet: it stops here (nothing can undo its last steps, so a rollback
-    // ends it as interrupted too) instead of waiting for a takeover that would run it on.
-    await endOrphanRun(runId, "interrupted", null, at);
+  if (lease && lease.expiresAt + graceMs < now && (await claimLease(backends.leases, runId, rec.threadId, backends.ownerId, now + leaseMs, now))) {
+    // Its owner died and nobody resumed it yet: it stops here instead of waiting for a takeover that would run it
+    // on. The claim gave the lease a new epoch, so an owner that was only late can commit nothing more; the thread
+    // slot stays the run's until it ended, so no queued run starts on a thread being rolled back.
+    if (action === "rollback") {
+      await at.rollbackRun(rec.threadId, runId);
+      await endOrphanRun(runId, { status: "error", error: ROLLED_BACK }, at);
+    } else {
+      await endOrphanRun(runId, { status: "interrupted", error: null }, at);
+    }
     return false;
   }
   // The owner aborts it when the signal arrives.
@@ -51,31 +68,50 @@ export async function cancelElsewhere(runId: string, action: CancelAction, at: C
   return true;
 }
 
+/** What a resume claimed: the run's record and settings, and the epoch of this process's claim of its lease. */
+export interface ResumeClaim {
+  record: RunRecord;
+  execution: RunExecution;
+  epoch: number | undefined;
+}
+
 /**
  * Take what executing a run again here needs: its stored record and
- * execution settings, its lease (this process's now) and, on shared
- * backends, its thread's slot. Throws `run_not_resumable` (with why) when any
- * of them cannot be had; nothing stays taken then.
+ * execution settings, its lease (this process's now, with a new epoch) and,
+ * on shared backends, its thread's slot — except for a queued run, which
+ * waits for the slot in its turn when it starts. Throws `run_not_resumable`
+ * (with why) when any of them cannot be had, `run_secrets_not_resumable`
+ * for a run that carried request-scoped secrets (they are never stored, and
+ * running without them would silently run a different request); nothing
+ * stays taken then.
  */
-export async function claimForResume(runId: string, at: CrossProcessContext): Promise<{ record: RunRecord; execution: RunExecution }> {
+export async function claimForResume(runId: string, at: CrossProcessContext): Promise<ResumeClaim> {
   const refuse = (why: string) => notResumable(runId, why);
   const { backends } = at;
   const record = await at.stores.runs.get(runId);
   if (!record) throw refuse("it is unknown");
   if (TERMINAL.has(record.status)) throw refuse(`it already ended (status: ${record.status})`);
-  // Its input is in no checkpoint yet (and its request, secrets included, is not kept): it cannot be replayed.
-  if (record.status === "pending") throw refuse("it was queued and never started");
   const execution = record.execution;
   if (!execution) throw refuse("its settings were not stored");
-  const now = at.clock();
-  if (!(await backends.leases.acquire(runId, record.threadId, backends.ownerId, now + backends.ownership.leaseMs, now))) {
-    throw refuse("another process holds its lease");
+  const queued = record.status === "pending";
+  // A queued run's input is in no checkpoint yet: without the stored copy there is nothing to start it with.
+  if (queued && !execution.input) throw refuse("it was queued and its input was not stored");
+  const secrets = carriedSecrets(execution);
+  if (secrets.length) {
+    throw new RunServiceError(
+      "run_secrets_not_resumable",
+      `Run ${runId} cannot be resumed by another server process: its request carried secrets (${secrets.join(", ")}), which are never stored; send the request again`,
+      { details: { run_id: runId, secret_names: secrets } },
+    );
   }
-  if (backends.shared && !(await at.slots.tryAcquire(record.threadId, runId))) {
+  const now = at.clock();
+  const claimed = await claimLease(backends.leases, runId, record.threadId, backends.ownerId, now + backends.ownership.leaseMs, now);
+  if (!claimed) throw refuse("another process holds its lease");
+  if (backends.shared && !queued && !(await at.slots.tryAcquire(record.threadId, runId))) {
     await backends.leases.release(runId, backends.ownerId).catch(() => undefined);
     throw refuse("its thread has another active run");
   }
-  return { record, execution };
+  return { record, execution, epoch: claimed.epoch };
 }
 
 /** The `run_not_resumable` error for `runId`, saying why. */

@@ -3,6 +3,7 @@ import { RunCancelledError } from "../errors";
 import type { RunOptions, RunResult } from "../runtime";
 import type { RunBackends, RunStreamWriter } from "./backend-types";
 import type { LeaseKeeper } from "./lease-keeper";
+import { runFence } from "./lease-keeper";
 import { SILENT_WRITER } from "./local-run";
 import type { LocalRun } from "./local-run";
 import { MessageCoalescer } from "./message-coalescer";
@@ -18,6 +19,8 @@ export interface RunExecutionContext {
   readonly policy: RunPolicy;
   /** The run's lease keeper (the service's: a lost lease or a failed stream stops the run). */
   leaseFor(run: LocalRun): LeaseKeeper;
+  /** Logs one line (prefixed by the service). */
+  log(message: string): void;
 }
 
 /**
@@ -34,7 +37,10 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
   let failure: unknown;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writer: RunStreamWriter = SILENT_WRITER;
-  const frames = new MessageCoalescer((event, data) => writer.publish(event, data));
+  // A run taken over by another process publishes nothing more: the stream is the new owner's.
+  const frames = new MessageCoalescer((event, data) => {
+    if (!run.leaseLost) writer.publish(event, data);
+  });
   try {
     writer = await run.writer;
     if ((backends.shared || backends.ownership.heartbeat) && !run.lease) {
@@ -45,6 +51,11 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
       // Another process holds the thread: wait for its release (or for its lease to expire).
       await at.slots.acquire(threadId, run.runId, run.controller.signal);
       run.remoteWait = false;
+      // It waited (its lease taken when it was queued): another process may have taken it over meanwhile.
+      if (run.lease && !(await run.lease.confirm())) {
+        run.leaseLost = true;
+        throw new RunCancelledError("lease_lost");
+      }
     }
     if (run.status !== "running") {
       run.status = "running";
@@ -76,6 +87,9 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
       signal: run.controller.signal,
       onEvent: forwarder(run, frames, policy),
     };
+    // Where leases are shared with other processes (they live beside the checkpoints), every checkpoint write of the
+    // run carries its lease claim: a write after another process claimed the run is refused by the store itself.
+    if (backends.shared && run.leaseEpoch !== undefined) options.fence = runFence(run, run.leaseEpoch, at.log);
     result = await agent.stream(request.input, options).result;
   } catch (err) {
     failure = err;

@@ -1,7 +1,9 @@
+import type { CheckpointFence } from "../checkpoints/types";
 import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
-import type { RunBackends } from "./backend-types";
+import type { RunBackends, RunLeases } from "./backend-types";
 import { TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
+import type { RunResult } from "../runtime";
 
 /** The run a lease is held for. */
 interface LeasedRun {
@@ -9,6 +11,63 @@ interface LeasedRun {
   readonly threadId: string;
   /** True once this process holds the run's lease (set by a takeover before the run executes). */
   holdsLease: boolean;
+  /** The epoch of the claim (when the leases count epochs). */
+  leaseEpoch?: number;
+}
+
+/**
+ * Claim a run's lease: `{epoch}` when taken (the claim's fencing token, or
+ * undefined on leases without epochs), undefined when another live owner
+ * holds it.
+ */
+export async function claimLease(
+  leases: RunLeases,
+  runId: string,
+  threadId: string,
+  owner: string,
+  expiresAt: number,
+  now: number,
+): Promise<{ epoch: number | undefined } | undefined> {
+  if (leases.claim) {
+    const epoch = await leases.claim(runId, threadId, owner, expiresAt, now);
+    return epoch === undefined ? undefined : { epoch };
+  }
+  return (await leases.acquire(runId, threadId, owner, expiresAt, now)) ? { epoch: undefined } : undefined;
+}
+
+/** Codes that say another process owns the run now: a refused fenced checkpoint write, a refused stream append. */
+const TAKEN_OVER_CODES = new Set(["checkpoint_stale_owner", "stream_bridge_stale_writer"]);
+
+/** True when `err` says the run was taken over by another process (this one is a stale owner). */
+export function isTakenOver(err: unknown): boolean {
+  return typeof err === "object" && err !== null && TAKEN_OVER_CODES.has((err as { code?: unknown }).code as string);
+}
+
+/** Settle a run another process took over: `interrupted` here, with why; its end is the new owner's to write. */
+export function endTakenOver(run: LocalRun, result: RunResult | undefined, failure: unknown): void {
+  run.status = "interrupted";
+  const error = `Run ${run.runId} is executed by another process now (its lease was taken over); this process stopped it`;
+  run.resolveDone({ runId: run.runId, threadId: run.threadId, status: "interrupted", error, result, failure });
+  run.resolveRecorded();
+}
+
+/**
+ * The fence of an owned run's checkpoint writes (shared backends): its
+ * lease claim's epoch. A write the store refuses as stale stops the run
+ * here at once, as a lost lease does: no further model or tool call, no
+ * further event, and its end is the new owner's to write.
+ */
+export function runFence(run: LocalRun, epoch: number, log: (message: string) => void): CheckpointFence {
+  return {
+    runId: run.runId,
+    epoch,
+    onStale: (err) => {
+      if (run.leaseLost || TERMINAL.has(run.status)) return;
+      run.leaseLost = true;
+      log(`run ${run.runId} was taken over by another process (${errorMessage(err)}); stopping it here`);
+      run.controller.abort(new RunCancelledError("lease_lost"));
+    },
+  };
 }
 
 /**
@@ -39,11 +98,22 @@ export class LeaseKeeper {
     const { leaseMs } = this.backends.ownership;
     if (!this.run.holdsLease) {
       const now = this.clock();
-      this.run.holdsLease = await this.backends.leases.acquire(this.run.runId, this.run.threadId, this.backends.ownerId, now + leaseMs, now);
-      if (!this.run.holdsLease) throw new RunServiceError("run_not_active_here", `Run ${this.run.runId} is executed by another process`);
+      const claimed = await claimLease(this.backends.leases, this.run.runId, this.run.threadId, this.backends.ownerId, now + leaseMs, now);
+      if (!claimed) throw new RunServiceError("run_not_active_here", `Run ${this.run.runId} is executed by another process`);
+      this.run.holdsLease = true;
+      this.run.leaseEpoch = claimed.epoch;
     }
     this.timer = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));
     this.timer.unref?.();
+  }
+
+  /**
+   * Renew the lease now: false when another process took it over meanwhile
+   * (a queued run checks this before it starts, so a run taken over while it
+   * waited here never executes twice).
+   */
+  async confirm(): Promise<boolean> {
+    return this.backends.leases.renew(this.run.runId, this.backends.ownerId, this.clock() + this.backends.ownership.leaseMs);
   }
 
   /** Stop renewing (the run ended). */
@@ -81,8 +151,9 @@ export class LeaseKeeper {
  * without writing its end (`leaseLost`); a stream that no longer stores
  * events (its backend failed) stops it too, and it ends as `error` with the
  * backend's message (its writes so far stay: the thread is at its last step).
+ * `onLost` runs after a lost lease stopped the run (a queued run leaves its queue).
  */
-export function runLeaseKeeper(run: LocalRun, backends: RunBackends, clock: () => number, log: (message: string) => void): LeaseKeeper {
+export function runLeaseKeeper(run: LocalRun, backends: RunBackends, clock: () => number, log: (message: string) => void, onLost?: () => void): LeaseKeeper {
   return new LeaseKeeper(
     run,
     backends,
@@ -91,6 +162,7 @@ export function runLeaseKeeper(run: LocalRun, backends: RunBackends, clock: () =
       run.leaseLost = true;
       log(`lost the lease of run ${run.runId}; stopping it here`);
       run.controller.abort(new RunCancelledError("lease_lost"));
+      onLost?.();
     },
     (err) => log(`could not renew the lease of run ${run.runId}: ${errorMessage(err)}`),
     () => run.writer.then((w) => w.flush()),

@@ -25,6 +25,8 @@ export interface LocalRun extends RunHandle {
   /** The run's event stream failed (its backend is down): the run is stopped and ends as `error`. */
   streamError?: unknown;
   holdsLease: boolean;
+  /** The epoch of this process's claim of the run's lease, when its leases have epochs (the fence of its checkpoint writes). */
+  leaseEpoch?: number;
   /** Holds and renews the run's lease (shared backends, or `run_ownership.heartbeat_enabled`). */
   lease?: LeaseKeeper;
   resolveDone(end: RunEndState): void;

@@ -1,10 +1,14 @@
 import { DeerFlowError } from "../errors";
 import type { RunRecordStatus } from "../persistence";
 import type { Agent, RunResult } from "../runtime";
+import type { LocalRun } from "./local-run";
 import type { CancelAction } from "./run-types";
 
 /** The stream's and the record's error when a run's record could not be stored. */
 export const STORE_FAILED = "Could not store the run";
+
+/** The record's error of a run cancelled with `rollback`. */
+export const ROLLED_BACK = "Rolled back by user";
 
 /** Why a run stopped, as the service saw it (besides its result). */
 export interface RunStopCause {
@@ -33,7 +37,7 @@ export interface DecidedEnd {
  */
 export function decideEnd(result: RunResult | undefined, failure: unknown, cause: RunStopCause, mask: (text: string) => string): DecidedEnd {
   if (cause.storeError !== undefined) return { status: "error", error: STORE_FAILED, event: { message: STORE_FAILED, name: "StoreError" } };
-  if (cause.cancelAction === "rollback") return { status: "error", error: "Rolled back by user" };
+  if (cause.cancelAction === "rollback") return { status: "error", error: ROLLED_BACK };
   if (cause.timedOut) return { status: "timeout", error: `Run exceeded ${cause.timeoutMs} ms` };
   if (cause.cancelAction === "interrupt") return { status: "interrupted", error: null };
   if (failure !== undefined) {
@@ -57,4 +61,15 @@ export function agentRunMetadata(agent: Agent): Record<string, unknown> {
   const meta = (agent as { metadata?: Record<string, unknown> }).metadata;
   if (!meta) return {};
   return { ls_integration: "langchain_create_agent", available_skills: null, ...meta, agent_name: meta.agent_name ?? "default" };
+}
+
+/** End a run whose record could not be stored: `error` with {@link STORE_FAILED} on its stream, then `end`. */
+export function endUnstored(run: LocalRun): void {
+  run.status = "error";
+  void run.writer.then((w) => {
+    w.publish("error", { message: STORE_FAILED, name: "StoreError" });
+    return w.end();
+  }, () => undefined);
+  run.resolveDone({ runId: run.runId, threadId: run.threadId, status: "error", error: STORE_FAILED });
+  run.resolveRecorded();
 }

@@ -1,3 +1,4 @@
+import type { CheckpointRecord } from "../checkpoints/types";
 import type { RunSettings } from "../deerflow-runtime/types";
 import type { PersistenceStores } from "../persistence";
 import type { Agent, StateSnapshot, StreamMode } from "../runtime";
@@ -8,7 +9,11 @@ import type { RunRecorder } from "./run-recorder";
 export interface RunHost {
   readonly stores: PersistenceStores;
   readonly recorder: RunRecorder;
-  readonly checkpointer: { deleteThread(threadId: string): Promise<void> };
+  readonly checkpointer: {
+    deleteThread(threadId: string): Promise<void>;
+    /** Checkpoint records of a thread, newest first, with full metadata (a dead owner's run is rolled back from them). */
+    list(threadId: string, options?: { limit?: number; before?: string }): Promise<CheckpointRecord[]>;
+  };
   buildAgent(settings: Partial<RunSettings>): Promise<Agent>;
   readState(threadId: string, checkpointId?: string): Promise<StateSnapshot | undefined>;
   updateState(threadId: string, update: Record<string, unknown>, options?: { checkpointId?: string; asNode?: string }): Promise<unknown>;

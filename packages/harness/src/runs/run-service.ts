@@ -2,19 +2,21 @@ import { randomUUID } from "node:crypto";
 import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
 import type { RunRecord } from "../persistence";
 import type { RunResult } from "../runtime";
-import { abandonRun } from "./abandon-run";
+import { abandonRun, SECRETS_NOT_RESUMABLE } from "./abandon-run";
 import type { RunBackends, RunSignal, RunStreamWriter, StreamBridge, StreamListener } from "./backend-types";
 import { createMemoryStreamBridge } from "./bridge";
 import { cancelElsewhere, claimForResume, notResumable, releaseThreadSlot, waitElsewhere } from "./cross-process";
 import type { CrossProcessContext } from "./cross-process";
 import { executeRun } from "./execute-run";
-import { runLeaseKeeper } from "./lease-keeper";
+import { endTakenOver, isTakenOver, runLeaseKeeper } from "./lease-keeper";
 import type { LeaseKeeper } from "./lease-keeper";
 import { createLocalRun, SILENT_WRITER, TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
-import { decideEnd, STORE_FAILED } from "./run-end";
+import { decideEnd, endUnstored } from "./run-end";
 import type { RunHost, RunPolicy, RunServiceOptions } from "./run-host";
 import { newRunRecord, resumeRequest } from "./run-record";
+import { rollbackRunOf, rollbackThread } from "./run-rollback";
+import { RunQueues } from "./run-queues";
 import { SlotWaiter } from "./slot-waiter";
 import type { CancelAction, RunHandle, RunRequest } from "./run-types";
 
@@ -41,7 +43,7 @@ export class RunService {
   /** Runs this process executes or has queued, until they ended. */
   private readonly live = new Map<string, LocalRun>();
   private readonly active = new Map<string, LocalRun>();
-  private readonly queues = new Map<string, LocalRun[]>();
+  private readonly queues = new RunQueues();
   /** Threads whose slot across processes is being taken by a request (shared backends). */
   private readonly reserving = new Set<string>();
   private readonly slots: SlotWaiter;
@@ -100,7 +102,7 @@ export class RunService {
 
   /** True while the thread has an active or queued run in this process (see {@link isThreadBusy} for every process). */
   hasWorkInFlight(threadId: string): boolean {
-    return this.active.has(threadId) || this.reserving.has(threadId) || (this.queues.get(threadId)?.length ?? 0) > 0;
+    return this.active.has(threadId) || this.reserving.has(threadId) || this.queues.size(threadId) > 0;
   }
 
   /**
@@ -144,7 +146,7 @@ export class RunService {
     if (this.hasWorkInFlight(threadId)) {
       if (strategy === "reject") throw conflict(threadId);
       if (strategy === "interrupt" || strategy === "rollback") {
-        const victims = [...(this.queues.get(threadId) ?? []), ...(this.active.has(threadId) ? [this.active.get(threadId)!] : [])];
+        const victims = [...this.queues.of(threadId), ...(this.active.has(threadId) ? [this.active.get(threadId)!] : [])];
         await Promise.all(victims.map((v) => this.cancelLocal(v, strategy, true)));
       }
     }
@@ -177,9 +179,9 @@ export class RunService {
     });
     run.remoteWait = remoteWait;
     if (startsNow) this.active.set(threadId, run);
-    else this.enqueue(run);
+    else this.queues.push(run);
     if (this.backends.shared && !startsNow) {
-      // A queued run holds its lease too: if this process dies, the takeover finds it and ends it (it never started).
+      // A queued run holds its lease too: if this process dies, the takeover finds it and starts it in its turn.
       run.lease = this.leaseFor(run);
       run.lease.hold().catch((err: unknown) => this.log(`${this.prefix()} could not take the lease of run ${runId}: ${errorMessage(err)}`));
     }
@@ -191,36 +193,47 @@ export class RunService {
   }
 
   /**
-   * Execute again a run whose owner died, under this process's lease: from
-   * its thread's last checkpoint (input null; dangling tool calls are patched
-   * by the agent's middleware), continuing the same event stream. Its
-   * request-scoped secrets are not carried over. Throws a
-   * {@link RunServiceError} `run_not_resumable` when the run is unknown,
-   * finished, already executing here, was stored without its execution
-   * settings, or its lease or thread is held by a live owner; the caller
-   * then ends it with {@link abandon}.
+   * Execute again a run whose owner died, under this process's lease (a new
+   * epoch: the old owner's later checkpoint writes are refused), on the same
+   * event stream. A run that was executing goes on from its thread's last
+   * checkpoint (input null; dangling tool calls are patched) ahead of the
+   * runs queued here; a queued one (or one that died before committing its
+   * input) starts from its stored input in its turn. Throws (see
+   * {@link claimForResume}) `run_not_resumable` or `run_secrets_not_resumable`;
+   * the caller then ends the run with {@link abandon}.
    */
   async resume(runId: string): Promise<RunHandle> {
     if (this.closed) throw notResumable(runId, "the server is shutting down");
     if (this.live.has(runId)) throw notResumable(runId, "it is executing in this process");
-    const { record, execution } = await claimForResume(runId, this.crossProcess());
-    const request = resumeRequest(record, execution);
-    const run = this.newRun(request, { ...record, status: "running" }, {
+    const { record, execution, epoch } = await claimForResume(runId, this.crossProcess());
+    const queued = record.status === "pending";
+    // A run whose owner died before its input checkpoint committed starts over from its stored input.
+    const replay = queued || (execution.input !== undefined && (await this.host.readState(record.threadId).catch(() => undefined))?.metadata.run_id !== runId);
+    const run = this.newRun(resumeRequest(record, execution, replay), { ...record, status: queued ? "pending" : "running" }, {
       stored: Promise.resolve(),
       writer: this.openWriter(runId, record.threadId, true),
       resumed: true,
     });
     run.holdsLease = true;
-    const queued = this.active.get(record.threadId);
+    run.leaseEpoch = epoch;
+    this.log(`${this.prefix()} ${queued ? "taking over queued" : "resuming"} run ${runId} of thread ${record.threadId}`);
     if (queued) {
+      // Its lease is renewed while it waits, so no other process takes it over a second time.
+      run.lease = this.leaseFor(run);
+      await run.lease.hold();
+      if (this.hasWorkInFlight(record.threadId)) this.queues.insertByAge(run);
+      else this.start(run);
+      return run;
+    }
+    const displaced = this.active.get(record.threadId);
+    if (displaced) {
       // The resumed run goes first. On shared backends the displaced run may already be executing here, waiting
       // for the thread's slot the dead owner held: it keeps waiting (now for the resumed run's release), and
       // start() does not execute it a second time when the queue hands it the thread.
-      this.enqueue(queued);
+      this.queues.push(displaced);
       this.active.delete(record.threadId);
     }
     this.active.set(record.threadId, run);
-    this.log(`${this.prefix()} resuming run ${runId} of thread ${record.threadId}`);
     this.start(run);
     return run;
   }
@@ -265,9 +278,7 @@ export class RunService {
     if (TERMINAL.has(run.status)) throw new RunServiceError("run_not_cancellable", `Run ${run.runId} is not cancellable (status: ${run.status})`);
     run.cancelAction ??= action;
     if (!run.started) {
-      const q = this.queues.get(run.threadId) ?? [];
-      const at = q.indexOf(run);
-      if (at >= 0) q.splice(at, 1);
+      this.queues.remove(run);
       await this.finish(run, undefined, undefined);
     } else {
       run.controller.abort(new RunCancelledError(action));
@@ -331,16 +342,8 @@ export class RunService {
     });
   }
 
-  private enqueue(run: LocalRun): void {
-    const q = this.queues.get(run.threadId) ?? [];
-    q.push(run);
-    this.queues.set(run.threadId, q);
-  }
-
   private dropQueued(run: LocalRun): void {
-    const q = this.queues.get(run.threadId);
-    const at = q ? q.indexOf(run) : -1;
-    if (at >= 0) q!.splice(at, 1);
+    this.queues.remove(run);
     if (this.active.get(run.threadId) === run) this.active.delete(run.threadId);
   }
 
@@ -362,18 +365,15 @@ export class RunService {
       this.active.delete(threadId);
       this.startNext(threadId);
     } else this.dropQueued(run);
-    run.status = "error";
-    void run.writer.then((w) => {
-      w.publish("error", { message: STORE_FAILED, name: "StoreError" });
-      return w.end();
-    }, () => undefined);
-    run.resolveDone({ runId, threadId, status: "error", error: STORE_FAILED });
-    run.resolveRecorded();
+    endUnstored(run);
   }
 
   /** The keeper of a run's lease: a refused renewal stops the run here, a failed stream ends it as error. */
   private leaseFor(run: LocalRun): LeaseKeeper {
-    return runLeaseKeeper(run, this.backends, this.clock, (m) => this.log(`${this.prefix()} ${m}`));
+    return runLeaseKeeper(run, this.backends, this.clock, (m) => this.log(`${this.prefix()} ${m}`), () => {
+      // A queued run another process took over is its now: it leaves this process's queue without an end.
+      if (!run.started) void this.finish(run, undefined, undefined);
+    });
   }
 
   /** Make the run its thread's active run and execute it. */
@@ -388,12 +388,13 @@ export class RunService {
   }
 
   private startNext(threadId: string): void {
-    const next = this.queues.get(threadId)?.shift();
+    const next = this.queues.shift(threadId);
     if (next) this.start(next);
   }
 
   private async execute(run: LocalRun): Promise<void> {
-    const { result, failure } = await executeRun(run, { host: this.host, backends: this.backends, slots: this.slots, policy: this.policy, leaseFor: (r) => this.leaseFor(r) });
+    const log = (m: string) => this.log(`${this.prefix()} ${m}`);
+    const { result, failure } = await executeRun(run, { host: this.host, backends: this.backends, slots: this.slots, policy: this.policy, leaseFor: (r) => this.leaseFor(r), log });
     await this.finish(run, result, failure);
   }
 
@@ -408,12 +409,12 @@ export class RunService {
     const mask = this.policy.maskError ?? ((t: string) => t);
     const end = decideEnd(result, run.streamError ?? failure, { storeError, cancelAction: run.cancelAction, timedOut: run.timedOut, timeoutMs: this.policy.runTimeoutMs }, mask);
     const writer = await run.writer.catch(() => SILENT_WRITER);
+    // A refused fenced checkpoint write or stream append says the same as a refused renewal: another process owns it.
+    if (isTakenOver(run.streamError) || isTakenOver(failure) || isTakenOver(result?.error)) run.leaseLost = true;
     if (run.leaseLost) {
-      // The new owner continues the run, its stream and its record.
+      // The new owner continues the run, its stream and its record: this process writes none of them.
       void this.release(run, false);
-      run.status = "interrupted";
-      run.resolveDone({ runId: run.runId, threadId: run.threadId, status: "interrupted", error: null, result, failure });
-      run.resolveRecorded();
+      endTakenOver(run, result, failure);
       return;
     }
     if (end.event) writer.publish("error", end.event);
@@ -422,13 +423,13 @@ export class RunService {
     // leaves nothing behind either.
     const rolledBack = run.cancelAction === "rollback" || storeError !== undefined;
     if (rolledBack && result && result.startCheckpointId !== undefined) {
-      await this.rollback(run.threadId, result.startCheckpointId).catch((err: unknown) =>
+      await rollbackThread(this.host, run.threadId, result.startCheckpointId).catch((err: unknown) =>
         this.log(`${this.prefix()} rollback of run ${run.runId} failed: ${errorMessage(err)}`),
       );
     }
     run.status = end.status;
     const wasActive = this.active.get(run.threadId) === run;
-    const next = wasActive ? this.queues.get(run.threadId)?.[0] : undefined;
+    const next = wasActive ? this.queues.head(run.threadId) : undefined;
     // The bookkeeping is queued (not awaited) before the stream ends: the stores commit pending writes before any
     // read, so a client reading the run, thread or transcript right after `end` sees them, and `end` is not held
     // back by the commit.
@@ -468,26 +469,24 @@ export class RunService {
     return freed;
   }
 
-  private async rollback(threadId: string, preCheckpointId: string | null): Promise<void> {
-    if (preCheckpointId) await this.host.updateState(threadId, {}, { checkpointId: preCheckpointId, asNode: "rollback" });
-    else await this.host.checkpointer.deleteThread(threadId);
-  }
-
   /**
    * End a run that cannot be resumed (its process died): `error` record and
    * thread with `message`, an `error` event and the end marker on its
    * stream, its lease and thread slot released. No-op for a run executing
-   * here or already finished.
+   * here or already finished. `reason` (what refused the resume) picks the
+   * stop reason: `secrets_not_resumable` or `resume_failed`.
    */
-  async abandon(runId: string, message: string): Promise<void> {
+  async abandon(runId: string, message: string, reason?: unknown): Promise<void> {
     if (this.live.has(runId)) return;
-    await abandonRun(runId, message, this.crossProcess());
+    const secrets = (reason as { code?: unknown } | undefined)?.code === "run_secrets_not_resumable";
+    await abandonRun(runId, message, this.crossProcess(), secrets ? SECRETS_NOT_RESUMABLE : undefined);
   }
 
   /** The service's parts as the cross-process steps take them. */
   private crossProcess(): CrossProcessContext {
     const log = (m: string) => this.log(`${this.prefix()} ${m}`);
-    return { stores: this.host.stores, backends: this.backends, bridge: this.bridge, slots: this.slots, clock: this.clock, log };
+    const rollbackRun = (threadId: string, runId: string) => rollbackRunOf(this.host, threadId, runId);
+    return { stores: this.host.stores, backends: this.backends, bridge: this.bridge, slots: this.slots, clock: this.clock, log, rollbackRun };
   }
 }
 

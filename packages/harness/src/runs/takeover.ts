@@ -3,9 +3,9 @@
  * leases, Redis bridge) polls for execution leases that expired more than
  * `grace` ago, claims each with the same compare-and-set every process uses
  * (so exactly one wins), and resumes the run from its thread's last
- * checkpoint. A run that cannot be resumed is ended as failed, with an
- * `error` and the end marker on its stream, so no run stays `running` after
- * its process is gone.
+ * checkpoint (a queued run starts in its turn). A run that cannot be
+ * resumed is ended as failed, with an `error` and the end marker on its
+ * stream, so no run stays `running` after its process is gone.
  */
 import { errorMessage } from "../errors";
 import type { RunLease, RunLeases, RunOwnershipSettings } from "./backend-types";
@@ -201,7 +201,7 @@ export function runTakeoverFor(
       await service.resume(lease.runId);
     },
     fail: (lease, reason) =>
-      service.abandon(lease.runId, `The server process executing this run stopped (lease of ${lease.runId} expired), and it could not be resumed here: ${errorMessage(reason)}`),
+      service.abandon(lease.runId, `The server process executing this run stopped (lease of ${lease.runId} expired), and it could not be resumed here: ${errorMessage(reason)}`, reason),
     runsLocally: (runId) => service.get(runId) !== undefined,
     ...options,
   });

@@ -237,7 +237,7 @@ export class RunExecution<S extends AgentState> {
       ...(interrupts?.length ? { interrupts } : {}),
       // What the loop runs after this checkpoint (LangGraph's `next`): a run cancelled here can be resumed from it.
       ...(next && next !== "end" ? { [NEXT_NODES_KEY]: [next] } : {}),
-    });
+    }, this.options.fence);
     this.emit("values", this.state);
     this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
     this.writes.track(durable);

@@ -1,4 +1,5 @@
 import type { AIMessage, Message, ToolCall, ToolMessage } from "../messages";
+import type { CheckpointFence } from "../checkpoints/types";
 import type { ChatModel, ModelSettings } from "../models/types";
 import type { AgentState, Command, StateSchema, StateUpdate } from "../state";
 import type { CustomEvent, RunContext, ToolDefinition } from "../tools/types";
@@ -151,6 +152,8 @@ export interface RunOptions {
   namespace?: string[];
   /** Do not persist checkpoints for this run (sub-agents). */
   ephemeral?: boolean;
+  /** The lease claim the run's checkpoint writes are made under (a run service's owned run; see `CheckpointFence`). */
+  fence?: CheckpointFence;
   /** Initial state for an ephemeral run (sub-agents share sandbox/thread_data). */
   initialState?: Partial<AgentState>;
   /**

@@ -27,7 +27,7 @@ describe.skipIf(!serverUrl)("PostgreSQL run lock and leases under concurrent pro
     expect(r.rows).toEqual([
       { component: "checkpoints", n: 1 },
       { component: "persistence", n: 1 },
-      { component: "run_backends", n: 1 },
+      { component: "run_backends", n: 2 },
     ]);
   });
 

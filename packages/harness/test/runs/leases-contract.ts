@@ -62,6 +62,29 @@ export function describeRunLeasesContract(name: string, factory: RunLeasesFactor
         expect((await a.expired(2500, 10)).map((l) => l.runId)).toEqual(["mid"]);
       }));
 
+    it("each claim gets an epoch above every earlier claim (also after a release); renewals keep it; a refused claim gets none", () =>
+      withLeases(async (a, b) => {
+        expect(typeof a.claim).toBe("function");
+        const claim = (l: RunLeases, ...args: Parameters<NonNullable<RunLeases["claim"]>>) => l.claim!(...args);
+        const e1 = (await claim(a, "e", "t", "A", 2000, 1000))!;
+        expect(e1).toBeGreaterThan(0);
+        expect(await claim(b, "e", "t", "B", 3000, 1500)).toBeUndefined();
+        const e2 = (await claim(a, "e", "t", "A", 2500, 1500))!; // its own again: a new claim all the same
+        expect(e2).toBeGreaterThan(e1);
+        expect(await a.renew("e", "A", 4000)).toBe(true);
+        const e3 = (await claim(b, "e", "t", "B", 9000, 4000))!; // taken over once expired
+        expect(e3).toBeGreaterThan(e2);
+        expect(await b.renew("e", "B", 9500)).toBe(true);
+        await b.release("e", "B");
+        const e4 = (await claim(a, "e", "t", "A", 10_000, 0))!;
+        expect(e4).toBeGreaterThan(e3);
+        // acquire is a claim too
+        expect(await b.acquire("e", "t", "B", 20_000, 10_000)).toBe(true);
+        expect((await claim(b, "e", "t", "B", 20_000, 0))!).toBeGreaterThan(e4 + 1);
+        // the lease itself reads as before
+        expect(await a.get("e")).toEqual({ runId: "e", threadId: "t", owner: "B", expiresAt: 20_000 });
+      }));
+
     it("of many processes racing to take over an expired lease exactly one wins", () =>
       withLeases(async (a, b) => {
         for (let round = 0; round < 5; round++) {

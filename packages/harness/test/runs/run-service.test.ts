@@ -15,6 +15,7 @@ import type { RunBackends, RunRequest, StreamItem } from "../../src/runs";
 import { threadStateSchema } from "../../src/state";
 import { ScriptedModel } from "../../src/testing";
 import type { ScriptStep } from "../../src/testing";
+import { runTakeoverFor } from "../../src/runs/takeover";
 import { tool } from "../../src/tools";
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -250,9 +251,9 @@ describe("RunService across processes (shared backends)", () => {
     expect(await runtime.runs.list("x2")).toHaveLength(1);
     const second = await b.create(request("x2", "two", { strategy: "enqueue" }));
     expect(second.status).toBe("pending");
-    // The queued run is B's (its lease), and it cannot be "resumed" elsewhere: it never started.
+    // The queued run is B's (its lease): no other process takes it while B is alive.
     await expect.poll(async () => (await leases.get(second.runId))?.owner).toBe("B");
-    await expect(a.resume(second.runId)).rejects.toMatchObject({ code: "run_not_resumable" });
+    await expect(a.resume(second.runId)).rejects.toMatchObject({ code: "run_not_resumable", message: expect.stringContaining("another process holds its lease") });
     gate.open();
     expect((await first.done).status).toBe("success");
     expect((await second.done).status).toBe("success");
@@ -386,5 +387,108 @@ describe("RunService takeover with a run queued behind the dead owner's run", ()
     ]);
     expect(model.callCount).toBe(2);
     expect((await runtime.stores.runs.get(queued.runId))?.status).toBe("success");
+  });
+});
+
+/** A stored run as a dead process left it: its record (`running` or `pending`) and its expired lease. */
+async function deadRun(
+  runtime: DeerFlowRuntime,
+  leases: MemoryRunLeases,
+  runId: string,
+  threadId: string,
+  status: "running" | "pending",
+  extra: { input?: unknown; secretNames?: string[]; createdAt?: string } = {},
+): Promise<void> {
+  const ts = extra.createdAt ?? new Date().toISOString();
+  await runtime.stores.runs.create({
+    runId, threadId, userId: "u1", assistantId: "lead_agent", status, metadata: {}, kwargs: {}, multitaskStrategy: "enqueue",
+    createdAt: ts, updatedAt: ts, usage: { totalInputTokens: 0, totalOutputTokens: 0, totalTokens: 0, llmCallCount: 0, leadAgentTokens: 0, subagentTokens: 0, middlewareTokens: 0, messageCount: 0 },
+    stopReason: null, error: null, modelName: null,
+    execution: {
+      settings: request(threadId, "").settings as unknown as Record<string, unknown>, context: { thread_id: threadId, run_id: runId, user_id: "u1" }, configurable: {}, recursionLimit: 25, streamModes: ["values"], subgraphs: false,
+      ...(extra.input ? { input: extra.input as never } : {}),
+      ...(extra.secretNames ? { secretNames: extra.secretNames } : {}),
+    },
+  });
+  await leases.acquire(runId, threadId, "A-dead", 1, 0);
+}
+
+/** The takeover loop of a service, rounds on demand only. */
+const takeoverOf = (service: RunService) => runTakeoverFor(service, { log: () => undefined, timers: { setTimeout: () => 0, clearTimeout: () => undefined } });
+
+describe("RunService takeover of a dead process's queued runs", () => {
+  it("a queued run stores its input (a run that starts at once does not: its input is in its first checkpoint)", async () => {
+    const { runtime, gate } = await runtimeWith([callGate, "first", "second"]);
+    const first = await runtime.runs.create(request("q1", "one"));
+    await gate.entered;
+    const second = await runtime.runs.create(request("q1", "two", { strategy: "enqueue" }));
+    expect((await runtime.stores.runs.get(first.runId))?.execution?.input).toBeUndefined();
+    expect((await runtime.stores.runs.get(second.runId))?.execution?.input).toMatchObject({ update: { messages: [{ type: "human", content: "two" }] } });
+    gate.open();
+    expect((await second.done).status).toBe("success");
+  });
+
+  it("is started by the process that claims it, after the dead run ahead of it is resumed, exactly once across two survivors", async () => {
+    const { runtime, model, b, lock, leases, bridge } = await twoProcesses(["resumed answer", "queued answer", "a second execution"]);
+    const c = new RunService({ host: runtime, backends: { ...b.runBackends, ownerId: "C" }, log: () => undefined });
+    open.push(c);
+    await runtime.updateState("q2", { messages: [humanMessage("before the crash")] });
+    const t0 = Date.now();
+    await deadRun(runtime, leases, "q2-running", "q2", "running", { createdAt: new Date(t0).toISOString() });
+    await deadRun(runtime, leases, "q2-queued", "q2", "pending", {
+      createdAt: new Date(t0 + 1).toISOString(),
+      input: { update: { messages: [humanMessage("queued on the dead process")] } },
+    });
+    await lock.acquire("q2", "q2-running", "A-dead", 1, 0);
+    for (const id of ["q2-running", "q2-queued"]) (await bridge.writer(id)).publish("metadata", { run_id: id, thread_id: "q2" });
+    const queuedStream = collect((l) => bridge.subscribe("q2-queued", null, l));
+    // Both survivors' takeover rounds at once: each run is claimed by exactly one of them.
+    const [rb, rc] = await Promise.all([takeoverOf(b).round(), takeoverOf(c).round()]);
+    expect([...rb.resumed, ...rc.resumed].sort()).toEqual(["q2-queued", "q2-running"]);
+    expect([...rb.failed, ...rc.failed]).toEqual([]);
+    const handle = (id: string) => b.get(id) ?? c.get(id);
+    expect((await handle("q2-running")!.done).status).toBe("success");
+    expect((await handle("q2-queued")!.done).status).toBe("success");
+    const values = (await runtime.readState("q2"))!.values as { messages: Array<{ type: string; content: unknown }> };
+    expect(values.messages.map((m) => `${m.type}:${String(m.content)}`)).toEqual([
+      "human:before the crash",
+      "ai:resumed answer",
+      "human:queued on the dead process",
+      "ai:queued answer",
+    ]);
+    expect(model.callCount).toBe(2);
+    expect(await runtime.stores.runs.get("q2-queued")).toMatchObject({ status: "success", error: null });
+    // its stream went on from what the dead process had written (no second metadata event) to its end
+    const items = await queuedStream;
+    expect(eventNames(items).filter((e) => e === "metadata")).toHaveLength(1);
+    expect(eventNames(items).at(-1)).toBe("end");
+  });
+
+  it("a queued run whose request carried secrets is ended with why instead of being started without them", async () => {
+    const { runtime, model, b, leases, bridge } = await twoProcesses(["must not run"]);
+    await deadRun(runtime, leases, "q3-queued", "q3", "pending", { input: { update: { messages: [humanMessage("x")] } }, secretNames: ["GITHUB_TOKEN"] });
+    const tail = collect((l) => bridge.subscribe("q3-queued", null, l));
+    expect(await takeoverOf(b).round()).toMatchObject({ resumed: [], failed: ["q3-queued"] });
+    const rec = await runtime.stores.runs.get("q3-queued");
+    expect(rec).toMatchObject({ status: "error", stopReason: "secrets_not_resumable" });
+    expect(rec!.error).toContain("its request carried secrets (GITHUB_TOKEN), which are never stored; send the request again");
+    expect(eventNames(await tail)).toEqual(["error", "end"]);
+    expect(model.callCount).toBe(0);
+  });
+
+  it("a queued run taken over by another process while it waited here (late heartbeats) does not start here as well", async () => {
+    const { runtime, model, gate, b, leases } = await twoProcesses([callGate, "first answer", "a second execution"]);
+    const first = await b.create(request("q4", "one"));
+    await gate.entered;
+    const queued = await b.create(request("q4", "two", { strategy: "enqueue" }));
+    await expect.poll(async () => (await leases.get(queued.runId))?.owner).toBe("B");
+    // Another process claimed the queued run's lease (this one's heartbeats looked dead).
+    expect(await leases.acquire(queued.runId, "q4", "C", Date.now() + 60_000, Number.MAX_SAFE_INTEGER)).toBe(true);
+    gate.open();
+    expect((await first.done).status).toBe("success");
+    expect(await queued.done).toMatchObject({ status: "interrupted", error: expect.stringMatching(/executed by another process now/) });
+    expect(model.callCount).toBe(2);
+    // its record is the new owner's to write
+    expect((await runtime.stores.runs.get(queued.runId))?.status).toBe("pending");
   });
 });

@@ -55,7 +55,7 @@ describe("openStorage: postgres", () => {
       expect(logged).toEqual([
         "PostgreSQL: applied checkpoints migrations 1",
         "PostgreSQL: applied persistence migrations 1",
-        "PostgreSQL: applied run_backends migrations 1",
+        "PostgreSQL: applied run_backends migrations 1, 2",
       ]);
       try {
         expect(storage.backend).toBe("postgres");

@@ -1,0 +1,328 @@
+/**
+ * Two run services ("processes") over one PostgreSQL database and one Redis,
+ * each with its own pool, checkpoint store, Redis connections and agent, on
+ * one injected clock: a lease whose heartbeats are late past grace is taken
+ * over, and the old owner can commit nothing afterwards (its checkpoint
+ * writes carry its lease epoch and the store refuses them), a rollback
+ * cancel of an orphaned run restores the thread, and a run that carried
+ * request-scoped secrets is ended with why instead of running without them.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { freshPostgresDatabase } from "@deerflow/harness/testing";
+import type { FreshDatabase } from "@deerflow/harness/testing";
+import { DeerFlowRuntime } from "../../src/deerflow-runtime";
+import { humanMessage } from "../../src/messages";
+import { openPostgresStorage } from "../../src/postgres";
+import type { PostgresStorage } from "../../src/postgres";
+import { createAgent } from "../../src/runtime";
+import { openRedisRunTransport, RunService } from "../../src/runs";
+import type { RunBackends, RunRequest, StreamItem } from "../../src/runs";
+import type { RedisRunTransport } from "../../src/runs/bridge/redis-transport";
+import { runTakeoverFor } from "../../src/runs/takeover";
+import type { RunTakeover } from "../../src/runs/takeover";
+import { threadStateSchema } from "../../src/state";
+import { ScriptedModel } from "../../src/testing";
+import type { ScriptStep } from "../../src/testing";
+import { tool } from "../../src/tools";
+
+const PG = process.env.DEERFLOW_TEST_POSTGRES_URL;
+const REDIS = process.env.DEERFLOW_TEST_REDIS_URL;
+const prefix = `deerflow-fencing:${process.pid}:${Date.now().toString(36)}`;
+const OWNERSHIP = { leaseMs: 30_000, graceMs: 10_000, heartbeat: true };
+/** Past every lease taken at the clock's start, and past its grace. */
+const LATE = OWNERSHIP.leaseMs + OWNERSHIP.graceMs + 1;
+
+/** A tool that holds its run until the test opens it (or the run is aborted); answers with its process's name. */
+class Gate {
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.opened = r));
+  private signalEntered!: () => void;
+  readonly entered = new Promise<void>((r) => (this.signalEntered = r));
+  calls = 0;
+  constructor(readonly name: string) {}
+  readonly tool = tool({
+    name: "gate",
+    description: "Wait for the test",
+    schema: z.object({}),
+    execute: async (_args, rt) => {
+      this.calls++;
+      this.signalEntered();
+      await new Promise<void>((resolve, reject) => {
+        void this.gate.then(resolve);
+        rt.signal.addEventListener("abort", () => reject(rt.signal.reason ?? new Error("aborted")), { once: true });
+      });
+      return `opened by ${this.name}`;
+    },
+  });
+  open(): void {
+    this.opened();
+  }
+}
+
+/** A tool with a side effect the test counts (it must never run on a stale owner). */
+function counterTool(counter: { n: number }) {
+  return tool({ name: "count", description: "Count", schema: z.object({}), execute: async () => `counted ${++counter.n}` });
+}
+
+const callGate: ScriptStep = { text: "waiting", toolCalls: [{ name: "gate", args: {} }] };
+const callCount: ScriptStep = { text: "counting", toolCalls: [{ name: "count", args: {} }] };
+
+interface Proc {
+  name: string;
+  storage: PostgresStorage;
+  transport: RedisRunTransport;
+  runtime: DeerFlowRuntime;
+  service: RunService;
+  takeover: RunTakeover;
+  model: ScriptedModel;
+  gate: Gate;
+  counter: { n: number };
+  logs: string[];
+}
+
+function request(threadId: string, text: string, extra: Partial<RunRequest> = {}): RunRequest {
+  return {
+    threadId,
+    userId: "u1",
+    assistantId: "lead_agent",
+    input: { messages: [humanMessage(text)] },
+    settings: { isPlanMode: false, subagentEnabled: false, maxConcurrentSubagents: 3, isBootstrap: false, nonInteractive: false, disableClarification: false, userId: "u1" },
+    recursionLimit: 25,
+    streamModes: ["values", "messages"],
+    context: {},
+    configurable: {},
+    metadata: {},
+    kwargs: {},
+    ...extra,
+  };
+}
+
+/** Everything a subscription receives until `end` or `gap`. */
+function collect(service: RunService, runId: string, lastEventId: string | null = null): Promise<StreamItem[]> {
+  return new Promise((resolve) => {
+    const items: StreamItem[] = [];
+    service.subscribe(runId, lastEventId, (item) => {
+      items.push(item);
+      if (item.kind !== "event") resolve(items);
+    });
+  });
+}
+
+function messagesOf(values: unknown): string[] {
+  return ((values as { messages?: Array<{ type: string; content: unknown }> }).messages ?? []).map((m) => `${m.type}:${String(m.content)}`);
+}
+
+describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencing, orphan rollback, secrets", () => {
+  let db: FreshDatabase;
+  let admin: Redis;
+  const clock = { now: 1_000_000 };
+  const dirs: string[] = [];
+  let procs: Proc[] = [];
+  let threads = 0;
+
+  beforeAll(async () => {
+    db = await freshPostgresDatabase(PG!, "fencing");
+    admin = new Redis(REDIS!);
+  });
+  afterEach(async () => {
+    for (const p of procs.splice(0)) {
+      await p.takeover.stop();
+      p.gate.open();
+      await p.service.close();
+      await p.runtime.close();
+      await p.transport.close();
+      await p.storage.close();
+    }
+  });
+  afterAll(async () => {
+    const keys = await admin.keys(`${prefix}:*`);
+    if (keys.length) await admin.del(...keys);
+    await admin.quit();
+    await db?.drop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** One "process": its own pool, stores, Redis connections, model and agent, on the shared clock. */
+  async function proc(name: string, steps: ScriptStep[]): Promise<Proc> {
+    const logs: string[] = [];
+    const log = (m: string) => logs.push(m);
+    const storage = await openPostgresStorage({ url: db.url, log, max: 4 });
+    const transport = await openRedisRunTransport({ url: REDIS!, queueMaxsize: 256, ttlSeconds: 600, log, keyPrefix: `${prefix}:stream_bridge`, signalsChannel: `${prefix}:signals` });
+    const model = new ScriptedModel(steps);
+    const gate = new Gate(name);
+    const counter = { n: 0 };
+    const checkpointer = storage.checkpointStore;
+    const dir = mkdtempSync(path.join(tmpdir(), `df-fence-${name}-`));
+    dirs.push(dir);
+    const runtime = await DeerFlowRuntime.open({
+      dataDir: dir,
+      checkpointer,
+      stores: storage.stores,
+      log,
+      agentFactory: () => createAgent({ model, tools: [gate.tool, counterTool(counter)], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
+    });
+    const backends: RunBackends = {
+      ownerId: name,
+      shared: true,
+      lock: storage.runLock,
+      leases: storage.runLeases,
+      bridge: transport.bridge,
+      signals: transport.signals,
+      ownership: OWNERSHIP,
+      close: async () => undefined,
+    };
+    const service = new RunService({ host: runtime, backends, log, clock: () => clock.now });
+    // rounds only when the test asks (no timer fires: the manual timers are never run)
+    const takeover = runTakeoverFor(service, { log, now: () => clock.now, timers: { setTimeout: () => 0, clearTimeout: () => undefined } });
+    const p = { name, storage, transport, runtime, service, takeover, model, gate, counter, logs };
+    procs.push(p);
+    return p;
+  }
+
+  const thread = () => `fence-${process.pid}-${++threads}`;
+
+  /** Every checkpoint row of a thread, oldest first (id, writer, run). */
+  async function checkpointRows(storage: PostgresStorage, threadId: string): Promise<string[]> {
+    const res = await storage.pool.query<{ checkpoint_id: string }>("SELECT checkpoint_id FROM deerflow_checkpoints WHERE thread_id = $1 ORDER BY seq", [threadId]);
+    return res.rows.map((r) => r.checkpoint_id);
+  }
+
+  it("late heartbeats: another process takes over; the old owner's next commit is refused, it runs no tool and publishes nothing more", async () => {
+    // A: asks for the gate (held), then would ask for the counting tool and answer. B: the same run from its head.
+    const a = await proc("A", [callGate, callCount, "A's answer (never stored)"]);
+    const b = await proc("B", ["B's answer"]);
+    b.gate.open();
+    const tid = thread();
+    const run = await a.service.create(request(tid, "go"));
+    await a.gate.entered;
+    const epochA = (await a.storage.pool.query("SELECT epoch FROM deerflow_run_leases WHERE run_id = $1", [run.runId])).rows[0].epoch;
+    // A's heartbeats are late past grace (the clock moved, no renewal came): B's takeover claims the run.
+    clock.now += LATE;
+    expect(await b.takeover.round()).toMatchObject({ resumed: [run.runId], failed: [] });
+    const onB = b.service.get(run.runId)!;
+    expect(await onB.done).toMatchObject({ status: "success" });
+    await onB.recorded;
+    const afterTakeover = await checkpointRows(b.storage, tid);
+    const epochNow = (await a.storage.pool.query("SELECT epoch FROM deerflow_run_leases WHERE run_id = $1", [run.runId])).rows;
+    // (B released the lease at its end: no epoch is A's any more either way)
+    expect(epochNow.every((r) => Number(r.epoch) > Number(epochA))).toBe(true);
+
+    // A wakes up: its tool returns, its next checkpoint write carries its old epoch.
+    a.gate.open();
+    const end = await run.done;
+    expect(end.status).toBe("interrupted");
+    expect(end.error).toMatch(/executed by another process now/);
+    expect(a.logs.join("\n")).toMatch(new RegExp(`run ${run.runId} was taken over by another process \\(Refused checkpoint .* lease epoch ${epochA}`));
+    // No tool ran on A after the refusal, and nothing of A's landed after the takeover.
+    expect(a.counter.n).toBe(0);
+    expect(b.counter.n).toBe(0);
+    expect(await checkpointRows(b.storage, tid)).toEqual(afterTakeover);
+    const state = await b.runtime.readState(tid);
+    const messages = messagesOf(state!.values);
+    // (how B's resumed run treats the pending gate call is the agent's business: only A's writes matter here)
+    expect(messages.filter((m) => !m.startsWith("tool:"))).toEqual(["human:go", "ai:waiting", "ai:B's answer"]);
+    expect(messages.join("\n")).not.toContain("opened by A");
+    // The record is B's: success, not overwritten by the stale owner.
+    expect(await b.runtime.stores.runs.get(run.runId)).toMatchObject({ status: "success", error: null });
+    // The stream (read afresh from Redis): one end, no error, nothing A produced after the takeover.
+    const stream = await collect(b.service, run.runId);
+    const text = JSON.stringify(stream);
+    expect(stream.filter((i) => i.kind === "end")).toHaveLength(1);
+    expect(stream.at(-1)?.kind).toBe("end");
+    expect(stream.some((i) => i.kind === "event" && i.event === "error")).toBe(false);
+    expect(text).toContain("B's answer");
+    expect(text).not.toContain("opened by A");
+    expect(text).not.toContain("counting");
+    const stored = JSON.stringify(await admin.xrange(`${prefix}:stream_bridge:${run.runId}`, "-", "+"));
+    expect(stored).toContain("B's answer");
+    expect(stored).not.toContain("opened by A");
+  });
+
+  it("a rollback cancel of an orphaned run restores the thread to before the run and ends it as a local rollback does", async () => {
+    const a = await proc("A", ["before", callGate, "never"]);
+    const b = await proc("B", []);
+    const tid = thread();
+    await (await a.service.create(request(tid, "zero"))).done;
+    const beforeRun = messagesOf((await a.runtime.readState(tid))!.values);
+    const run = await a.service.create(request(tid, "one"));
+    await a.gate.entered;
+    expect(messagesOf((await b.runtime.readState(tid))!.values)).toEqual([...beforeRun, "human:one", "ai:waiting"]);
+    const tail = collect(b.service, run.runId);
+    // A looks dead (late past grace): the cancel from B ends the run itself, and rolls it back.
+    clock.now += LATE;
+    await b.service.cancel(run.runId, "rollback", true);
+    expect(await b.runtime.stores.runs.get(run.runId)).toMatchObject({ status: "error", error: "Rolled back by user" });
+    expect(messagesOf((await b.runtime.readState(tid))!.values)).toEqual(beforeRun);
+    const items = await tail;
+    expect(items.at(-1)?.kind).toBe("end");
+    expect(items.some((i) => i.kind === "event" && i.event === "error")).toBe(false);
+    // The thread is free again, and A (only late) can commit nothing on the rolled-back thread.
+    const rows = await checkpointRows(b.storage, tid);
+    a.gate.open();
+    expect((await run.done).status).toBe("interrupted");
+    expect(await checkpointRows(b.storage, tid)).toEqual(rows);
+    expect(await b.runtime.stores.runs.get(run.runId)).toMatchObject({ status: "error", error: "Rolled back by user" });
+    expect(await b.service.isThreadBusy(tid)).toBe(false);
+  });
+
+  it("a run that carried request-scoped secrets is ended with why by the takeover; the values reach neither PostgreSQL nor Redis", async () => {
+    const SECRET = `sekrit-${Date.now().toString(36)}-value`;
+    const a = await proc("A", [callGate, "never"]);
+    const b = await proc("B", ["must not run"]);
+    const tid = thread();
+    const run = await a.service.create(request(tid, "uses a secret", { context: { secrets: { API_TOKEN: SECRET } } }));
+    await a.gate.entered;
+    const record = await b.runtime.stores.runs.get(run.runId);
+    expect(record?.execution?.secretNames).toEqual(["API_TOKEN"]);
+    const tail = collect(b.service, run.runId);
+
+    clock.now += LATE;
+    expect(await b.takeover.round()).toMatchObject({ resumed: [], failed: [run.runId] });
+    const ended = await b.runtime.stores.runs.get(run.runId);
+    expect(ended).toMatchObject({ status: "error", stopReason: "secrets_not_resumable" });
+    expect(ended!.error).toMatch(/its request carried secrets \(API_TOKEN\), which are never stored; send the request again/);
+    const items = await tail;
+    const error = items.find((i) => i.kind === "event" && i.event === "error");
+    expect(error).toMatchObject({ data: { name: "RunResumeError", code: "secrets_not_resumable" } });
+    expect(items.at(-1)?.kind).toBe("end");
+    expect(b.model.callCount).toBe(0);
+    // the old owner, only late, stops without overwriting the end
+    a.gate.open();
+    expect((await run.done).status).toBe("interrupted");
+    expect((await b.runtime.stores.runs.get(run.runId))?.status).toBe("error");
+
+    // Nothing stored anywhere holds the value: every row of every table, every key under the bridge's prefix.
+    const tables = await b.storage.pool.query<{ t: string }>("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = current_schema()");
+    expect(tables.rows.length).toBeGreaterThan(5);
+    for (const { t } of tables.rows) {
+      const dump = await b.storage.pool.query<{ j: string }>(`SELECT row_to_json(x)::text AS j FROM "${t}" x`);
+      expect(dump.rows.some((r) => r.j.includes(SECRET)), t).toBe(false);
+    }
+    const keys = await admin.keys(`${prefix}:*`);
+    expect(keys).toContain(`${prefix}:stream_bridge:${run.runId}`);
+    for (const key of keys) {
+      const type = await admin.type(key);
+      const content = type === "stream" ? JSON.stringify(await admin.xrange(key, "-", "+")) : type === "string" ? String(await admin.get(key)) : type;
+      expect(content.includes(SECRET), key).toBe(false);
+    }
+  });
+
+  it("a run without secrets is resumed by the takeover (its stored settings suffice)", async () => {
+    const a = await proc("A", [callGate, "never"]);
+    const b = await proc("B", ["resumed without secrets"]);
+    b.gate.open();
+    const tid = thread();
+    const run = await a.service.create(request(tid, "no secrets", { context: { model_name: "m" } }));
+    await a.gate.entered;
+    expect((await b.runtime.stores.runs.get(run.runId))?.execution?.secretNames).toBeUndefined();
+    clock.now += LATE;
+    expect(await b.takeover.round()).toMatchObject({ resumed: [run.runId] });
+    expect((await b.service.get(run.runId)!.done).status).toBe("success");
+    expect(messagesOf((await b.runtime.readState(tid))!.values).at(-1)).toBe("ai:resumed without secrets");
+  });
+});
