@@ -34,7 +34,8 @@ export async function endOrphanRun(runId: string, end: OrphanEnd, at: OrphanCont
   const ts = isoNow();
   const { status, error } = end;
   await stores.runs.update(runId, { status, error, ...(end.stopReason !== undefined ? { stopReason: end.stopReason } : {}), updatedAt: ts });
-  await stores.threads.update(record.threadId, { status: status === "success" ? "idle" : status, updatedAt: ts });
+  // A queued run never made the thread busy: the thread's status is its active run's, not this one's.
+  if (record.status !== "pending") await stores.threads.update(record.threadId, { status: status === "success" ? "idle" : status, updatedAt: ts });
   try {
     const writer = await at.bridge.writer(runId, { resume: true });
     if (end.event) writer.publish("error", end.event);
