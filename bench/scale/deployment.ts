@@ -10,8 +10,9 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { percentile } from "../lib";
 import { cancelRun, createThread, runIdOf, streamRun, waitForRun } from "../../packages/server/test/scale-out/helpers/runs-api";
-import { scaleOutConfigYaml, startServe } from "../../packages/server/test/scale-out/helpers/serve-process";
+import { scaleOutConfigYaml } from "../../packages/server/test/scale-out/helpers/serve-process";
 import type { ServeProcess } from "../../packages/server/test/scale-out/helpers/serve-process";
+import type { ServeEntry } from "./serve-entry";
 
 /** Where a deployment stores runs. */
 export interface DeploymentSpec {
@@ -47,14 +48,21 @@ export class Deployment {
     readonly dataDir: string,
   ) {}
 
-  /** Start the processes (all at once: on PostgreSQL they also race for the migrations). */
-  static async start(spec: DeploymentSpec): Promise<Deployment> {
+  /** Start the processes from `entry` (all at once: on PostgreSQL they also race for the migrations). */
+  static async start(spec: DeploymentSpec, entry: ServeEntry): Promise<Deployment> {
     const dir = path.join(spec.root, spec.label);
     fs.mkdirSync(dir, { recursive: true });
     const configPath = path.join(dir, "config.yaml");
     const dataDir = path.join(dir, "data");
     fs.writeFileSync(configPath, scaleOutConfigYaml({ llmUrl: spec.llmUrl, postgresUrl: spec.postgresUrl, redisUrl: spec.redisUrl, leaseSeconds: 30, graceSeconds: 10 }));
-    const procs = await Promise.all(Array.from({ length: spec.processes }, (_, i) => startServe({ name: `${spec.label}#${i}`, configPath, dataDir })));
+    const started = await Promise.allSettled(Array.from({ length: spec.processes }, (_, i) => entry.start({ name: `${spec.label}#${i}`, configPath, dataDir })));
+    const procs = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) {
+      // the ones that did start must not outlive the bench
+      await Promise.all(procs.map((p) => p.stop()));
+      throw failed.reason;
+    }
     return new Deployment(spec, procs, dataDir);
   }
 
@@ -65,14 +73,17 @@ export class Deployment {
   /**
    * `runs` concurrent streaming runs (one thread each), spread round-robin
    * over the processes; each run is two model calls of the scripted model's
-   * delay. Returns wall time, time to first event and CPU per run.
+   * delay. Returns wall time, time to first event and CPU per run, and how
+   * long creating the threads took (before the burst, not part of it).
    */
-  async burst(runs: number, modelDelayMs: number): Promise<{ wall: number; ttfe: number[]; cpuPerRun: number }> {
+  async burst(runs: number, modelDelayMs: number): Promise<{ wall: number; ttfe: number[]; cpuPerRun: number; threadsMs: number }> {
+    const tThreads = performance.now();
     const threads: string[] = [];
     // created ahead (not timed), a few at a time: the burst is what is measured
     for (let i = 0; i < runs; i += 50) {
       threads.push(...(await Promise.all(Array.from({ length: Math.min(50, runs - i) }, (_, j) => createThread(this.procs[(i + j) % this.procs.length]!.api)))));
     }
+    const threadsMs = performance.now() - tThreads;
     const cpu0 = this.cpuMs();
     const t0 = performance.now();
     const ttfe: number[] = [];
@@ -89,7 +100,7 @@ export class Deployment {
       }),
     );
     const wall = performance.now() - t0;
-    return { wall, ttfe, cpuPerRun: (this.cpuMs() - cpu0) / runs };
+    return { wall, ttfe, cpuPerRun: (this.cpuMs() - cpu0) / runs, threadsMs };
   }
 
   /**
@@ -168,6 +179,16 @@ export class Deployment {
 
   async stop(): Promise<void> {
     await Promise.all(this.procs.map((p) => p.stop()));
+  }
+
+  /**
+   * Delete the deployment's directory (config and data dir, a few thousand
+   * files after a burst) once it is stopped. Asynchronous: deleting is slow
+   * on a disk mounted with `discard`, and the caller overlaps it with the
+   * next deployment's start.
+   */
+  async remove(): Promise<void> {
+    await fs.promises.rm(path.dirname(this.dataDir), { recursive: true, force: true });
   }
 }
 
