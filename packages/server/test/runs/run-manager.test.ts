@@ -16,16 +16,33 @@ async function newThread(base: string): Promise<string> {
 }
 
 /** Make the next run record fail to store ("disk full"), after `afterMs` if given. */
-function failFirstRunRecord(gateway: TestGateway, afterMs = 0): void {
+/**
+ * Make the first run record's create fail. With `after`, the failure waits
+ * for that promise (an event of the run, never a timer), so the run has
+ * provably done work before its record is lost.
+ */
+function failFirstRunRecord(gateway: TestGateway, after?: Promise<unknown>): void {
   const stores = gateway.gateway.stores;
   const create = stores.runs.create.bind(stores.runs);
   let failNext = true;
   stores.runs.create = async (rec) => {
     if (!failNext) return create(rec);
     failNext = false;
-    if (afterMs) await new Promise((r) => setTimeout(r, afterMs));
+    if (after) await after;
     throw new Error("disk full");
   };
+}
+
+/** Resolves once the gateway's checkpoint store has stored a checkpoint written by the model node. */
+function modelCheckpointStored(gateway: TestGateway): Promise<void> {
+  const store = gateway.checkpointer;
+  const put = store.put.bind(store);
+  return new Promise((resolve) => {
+    store.put = async (record, fence) => {
+      await put(record, fence);
+      if (record.metadata.writer === "model") resolve();
+    };
+  });
 }
 
 async function runStatus(base: string, tid: string, runId: string): Promise<string> {
@@ -69,7 +86,7 @@ describe("RunManager", () => {
     // The run starts without waiting for its record's commit: here the store fails only after the run has
     // called the model and committed checkpoints.
     gw = await startTestGateway({ steps: [{ text: "answer", delayMs: 10 }, "second"] });
-    failFirstRunRecord(gw, 150);
+    failFirstRunRecord(gw, modelCheckpointStored(gw));
     const tid = await newThread(gw.url);
     const res = await postJson(`${gw.url}/api/threads/${tid}/runs/stream`, { input: humanInput("q"), stream_mode: ["values"] });
     const text = await res.text();
