@@ -9,6 +9,20 @@ interface FlushWaiter {
   reject: (err: Error) => void;
 }
 
+/**
+ * When a writer is in doubt whether it still owns its run: after `afterMs`
+ * without a confirmed write (on `clock`), e.g. a process frozen or starved
+ * past its lease and grace, which another process may have taken over
+ * meanwhile. An event published in doubt reaches this process's subscribers
+ * only once the backend stored it, so a replaced owner's late events are
+ * never shown here; a refused write fails them with the last id the stream
+ * really holds.
+ */
+export interface WriterDoubt {
+  afterMs: number;
+  clock: () => number;
+}
+
 /** What a writer tells its bridge (see {@link RunWriters}). */
 export interface WriterHost {
   schedule(w: BatchedRunWriter): void;
@@ -34,6 +48,12 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
   private waiters: FlushWaiter[] = [];
   private error: StreamBridgeError | undefined;
   private ended = false;
+  /** When the backend last confirmed a write (or the writer opened); see {@link WriterDoubt}. */
+  private confirmedAt: number;
+  /** Events published in doubt, delivered once stored (undefined: delivered at once). */
+  private held: { item: StreamEventItem; seq: number }[] | undefined;
+  /** The end marker's seq while the end waits for its write too. */
+  private heldEndSeq: number | undefined;
 
   constructor(
     private readonly writers: WriterHost,
@@ -41,9 +61,17 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
     readonly stream: RunStream,
     /** Events sent in one write at most; a larger burst goes out in several. */
     private readonly maxBatch = Number.POSITIVE_INFINITY,
+    private readonly doubt?: WriterDoubt,
   ) {
     this.storedSeq = stream.ids.nextSeq - 1;
     this.lastSeq = this.storedSeq;
+    this.confirmedAt = doubt ? doubt.clock() : 0;
+  }
+
+  /** True when a publish now must wait for its write before local subscribers see it. */
+  private inDoubt(): boolean {
+    const d = this.doubt;
+    return d !== undefined && (this.held !== undefined || d.clock() - this.confirmedAt > d.afterMs);
   }
 
   /**
@@ -58,7 +86,14 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
 
   publish(event: string, data: unknown): string {
     if (this.ended || this.error) return this.stream.ids.next(Date.now()).id;
-    const item = this.stream.append(event, data, Date.now());
+    let item: StreamEventItem;
+    if (this.inDoubt()) {
+      const next = this.stream.ids.next(Date.now());
+      item = { kind: "event", id: next.id, event, data };
+      (this.held ??= []).push({ item, seq: next.seq });
+    } else {
+      item = this.stream.append(event, data, Date.now());
+    }
     this.lastSeq = this.stream.ids.nextSeq - 1;
     this.pending.push(item);
     if (this.pending.length >= this.maxBatch) this.send();
@@ -72,7 +107,8 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
       this.pendingEnd = this.stream.ids.next(Date.now()).id;
       this.lastSeq = this.stream.ids.nextSeq - 1;
       this.writers.schedule(this);
-      this.stream.end();
+      if (this.held) this.heldEndSeq = this.lastSeq;
+      else this.stream.end();
     }
     await this.flush();
     this.writers.forget(this);
@@ -106,10 +142,24 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
 
   private stored(seq: number): void {
     if (seq > this.storedSeq) this.storedSeq = seq;
+    if (this.doubt) this.confirmedAt = this.doubt.clock();
+    if (this.held) this.release();
     if (!this.waiters.length) return;
     const still: FlushWaiter[] = [];
     for (const w of this.waiters) (w.seq <= this.storedSeq ? w.resolve() : still.push(w));
     this.waiters = still;
+  }
+
+  /** Deliver the held events the backend now holds; once none is left, events go out at once again. */
+  private release(): void {
+    const held = this.held!;
+    let n = 0;
+    while (n < held.length && held[n].seq <= this.storedSeq) this.stream.push(held[n++].item);
+    this.held = n === held.length ? undefined : held.slice(n);
+    if (this.held === undefined && this.heldEndSeq !== undefined && this.heldEndSeq <= this.storedSeq) {
+      this.heldEndSeq = undefined;
+      this.stream.end();
+    }
   }
 
   private failed(err: unknown): void {
@@ -118,6 +168,9 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.reject(this.error);
+    // Held events were never stored: subscribers get the error with the last id the stream holds.
+    this.held = undefined;
+    this.heldEndSeq = undefined;
     this.stream.fail(this.error.message);
     this.writers.forget(this);
   }

@@ -5,6 +5,7 @@ import { APPEND_SCRIPT, decodeEntry, encodeEventData, KIND_END, KIND_EVENT, STAL
 import type { RawEntry } from "./redis-entries";
 import { RedisStreamReader } from "./redis-reader";
 import { BatchedRunWriter, RunWriters } from "./batched-writer";
+import type { WriterDoubt } from "./batched-writer";
 import { RunStream } from "./run-stream";
 import type { StreamEventItem } from "./run-stream";
 
@@ -13,6 +14,15 @@ export const DEFAULT_STREAM_KEY_PREFIX = "deerflow:stream_bridge";
 
 /** Entries sent in one command at most; a larger burst goes out in several. */
 const MAX_BATCH = 512;
+
+/**
+ * After this long without an acknowledged append (ms) a writer is in doubt
+ * whether it still owns its run (see {@link WriterDoubt}): below any sensible
+ * `lease_seconds + grace_seconds`, and a busy run appends far more often, so
+ * only the first event after a quiet second waits one round trip before this
+ * process's subscribers see it.
+ */
+export const IN_DOUBT_AFTER_MS = 1000;
 
 /** What {@link createRedisStreamBridge} runs on (the connections are the transport's). */
 export interface RedisStreamBridgeOptions {
@@ -27,6 +37,10 @@ export interface RedisStreamBridgeOptions {
   readerBlockMs?: number;
   /** An error message with credentials masked. */
   clean(err: unknown): string;
+  /** See {@link IN_DOUBT_AFTER_MS} (tests shorten it). */
+  inDoubtAfterMs?: number;
+  /** The clock of the in-doubt check (tests move it by hand; ids always use the wall clock). */
+  clock?: () => number;
 }
 
 type AppendCommand = (key: string, ...args: (string | number)[]) => Promise<unknown>;
@@ -43,7 +57,7 @@ class RedisRunWriter extends BatchedRunWriter {
     stream: RunStream,
     storedTop: string | undefined,
   ) {
-    super(core.writers, runId, stream, MAX_BATCH);
+    super(core.writers, runId, stream, MAX_BATCH, core.doubt);
     this.sentTop = storedTop ?? "";
   }
 
@@ -79,11 +93,13 @@ class RedisBridgeCore {
   readonly clean: (err: unknown) => string;
   readonly append: AppendCommand;
   readonly writers = new RunWriters<RedisRunWriter>();
+  readonly doubt: WriterDoubt;
 
   constructor(cmd: Redis, options: RedisStreamBridgeOptions) {
     this.maxlen = Math.max(1, options.queueMaxsize);
     this.ttlSeconds = options.ttlSeconds > 0 ? Math.ceil(options.ttlSeconds) : 0;
     this.clean = options.clean;
+    this.doubt = { afterMs: options.inDoubtAfterMs ?? IN_DOUBT_AFTER_MS, clock: options.clock ?? Date.now };
     if (!(cmd as unknown as Record<string, unknown>).deerflowStreamAppend) {
       cmd.defineCommand("deerflowStreamAppend", { numberOfKeys: 1, lua: APPEND_SCRIPT });
     }
@@ -97,7 +113,8 @@ class RedisBridgeCore {
  * capped at `queue_maxsize` with MAXLEN, expiring `stream_ttl_seconds`
  * after its last append. The writer assigns the ids, so `publish` returns
  * the id at once and this process's subscribers get the event synchronously
- * from a local window; Redis gets the events in order, batched per
+ * from a local window (after a quiet second only once Redis took it, see
+ * {@link IN_DOUBT_AFTER_MS}); Redis gets the events in order, batched per
  * event-loop turn into one scripted command per run (XADDs + EXPIRE).
  */
 export function createRedisStreamBridge(options: RedisStreamBridgeOptions): StreamBridge & {

@@ -20,6 +20,10 @@ export interface RedisRunTransportOptions {
   signalsChannel?: string;
   /** Longest the shared blocking read waits with nothing to read (ms; default 5000); a run that joins wakes it at once. */
   readerBlockMs?: number;
+  /** After how long without an acknowledged append a writer delivers locally only what Redis took (ms; default 1000). */
+  inDoubtAfterMs?: number;
+  /** The clock of that check (tests). */
+  clock?: () => number;
 }
 
 /** A process's Redis bridge and signals, on three connections (commands, the blocking reader, pub/sub). */
@@ -53,6 +57,8 @@ export async function openRedisRunTransport(options: RedisRunTransportOptions): 
     ttlSeconds: options.ttlSeconds,
     keyPrefix: options.keyPrefix,
     readerBlockMs: options.readerBlockMs,
+    inDoubtAfterMs: options.inDoubtAfterMs,
+    clock: options.clock,
     clean: cmd.clean,
   });
   let signals: RunSignals;

@@ -213,3 +213,78 @@ describe.skipIf(!url)("red team: client input on the Redis bridge and signals", 
     }
   });
 });
+
+describe.skipIf(!url)("red team: a replaced owner's late events (Redis)", () => {
+  let admin: Redis;
+  let now = 1_000_000;
+  const clock = () => now;
+  const opts = {
+    url: url!,
+    queueMaxsize: 16,
+    ttlSeconds: 600,
+    log: () => {},
+    keyPrefix: `${prefix}:stale:stream_bridge`,
+    signalsChannel: `${prefix}:stale:run_signals`,
+    clock,
+  };
+  let owner: RedisRunTransport;
+  let rescuer: RedisRunTransport;
+  beforeAll(async () => {
+    admin = new Redis(url!);
+    owner = await openRedisRunTransport(opts);
+    rescuer = await openRedisRunTransport(opts);
+  });
+  afterAll(async () => {
+    await owner?.close();
+    await rescuer?.close();
+    const keys = await admin.keys(`${prefix}:stale:*`);
+    if (keys.length) await admin.del(...keys);
+    await admin.quit();
+  });
+
+  it("an owner that wakes after a takeover shows its subscribers none of its late events: they get an error at the last stored id, and resume from there on the new owner's stream", async () => {
+    const runId = uniqueRunId("frozen");
+    const w = await owner.bridge.writer(runId);
+    const local = collect(owner.bridge, runId, null);
+    const stored = [w.publish("values", { n: 0 }), w.publish("values", { n: 1 })];
+    await w.flush();
+    // the owner freezes (its clock jumps past lease + grace); meanwhile another process resumes the run
+    const r = await rescuer.bridge.writer(runId, { resume: true });
+    r.publish("values", { n: 2, by: "rescuer" });
+    await r.flush();
+    now += 5000;
+    // the owner wakes with a late step of its own
+    w.publish("values", { n: 2, by: "stale owner" });
+    w.publish("values", { n: 3, by: "stale owner" });
+    await expect(w.flush()).rejects.toThrow(/written by another process/);
+    const items = await ended(local);
+    expect(JSON.stringify(items)).not.toContain("stale owner");
+    const error = items.find((i) => i.kind === "event" && i.event === "error") as Extract<StreamItem, { kind: "event" }>;
+    expect(error.id).toBe(stored[1]);
+    // reconnecting with that id, the client gets the new owner's events, none of the stale ones
+    r.publish("values", { n: 3, by: "rescuer" });
+    await r.end();
+    const rest = await ended(collect(owner.bridge, runId, error.id));
+    expect(rest.map((i) => (i.kind === "event" ? (i.data as { by?: string }).by : i.kind))).toEqual(["rescuer", "rescuer", "end"]);
+  });
+
+  it("a busy owner (appends confirmed within the window) still delivers synchronously; after a quiet spell the first event waits for Redis, then delivery is synchronous again", async () => {
+    const runId = uniqueRunId("quiet");
+    const w = await owner.bridge.writer(runId);
+    const local = collect(owner.bridge, runId, null);
+    w.publish("values", { n: 0 });
+    expect(nOf(local.items)).toEqual([0]);
+    await w.flush();
+    now += 5000; // a long tool call: nothing published for a while
+    w.publish("values", { n: 1 });
+    expect(nOf(local.items)).toEqual([0]);
+    await w.flush();
+    expect(nOf(local.items)).toEqual([0, 1]);
+    w.publish("values", { n: 2 });
+    expect(nOf(local.items)).toEqual([0, 1, 2]);
+    now += 5000;
+    w.publish("values", { n: 3 });
+    await w.end();
+    expect(nOf(await ended(local))).toEqual([0, 1, 2, 3, "end"]);
+  });
+});
