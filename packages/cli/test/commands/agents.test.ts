@@ -80,6 +80,13 @@ describe("deerflow agents", { timeout: 120_000 }, () => {
     expect(list.stdout).toContain("old");
   });
 
+  it("serve refuses agent_storage.backend: db on database.backend: memory, naming both keys", async () => {
+    const { dir } = project(["database:", "  backend: memory"]);
+    const serve = await runCli(["serve", "--port", "0", "--no-web-build"], { cwd: dir, env: cleanEnv() });
+    expect(serve.code).not.toBe(0);
+    expect(serve.stderr).toMatch(/agent_storage\.backend 'db' needs a durable database, but database\.backend is 'memory'/);
+  });
+
   it("rejects unknown subcommands and stray arguments as usage errors", async () => {
     const { dir } = project([]);
     expect((await runCli(["agents", "export"], { cwd: dir, env: cleanEnv() })).code).toBe(2);
