@@ -26,10 +26,19 @@ export function randomBytesPooled(n: number): Buffer {
   return Buffer.from(pool.subarray(at, at + n));
 }
 
+/** Every byte's two lowercase hex digits: ids are a few bytes, and joining digits beats `Buffer#toString` on them. */
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/** The pool's bytes `at`..`at + n - 1` as hex. */
+function poolHex(at: number, n: number): string {
+  let out = "";
+  for (let i = at; i < at + n; i++) out += HEX[pool[i]];
+  return out;
+}
+
 /** `n` (≤ 4096) fresh random bytes as lowercase hex, read straight from the pool (no Buffer per call). */
 export function randomHexPooled(n: number): string {
-  const at = take(n);
-  return pool.toString("hex", at, at + n);
+  return poolHex(take(n), n);
 }
 
 /** A fresh message id (UUID v4). */
@@ -37,14 +46,18 @@ export function newMessageId(): string {
   return randomUUID();
 }
 
-/** A UUID v7: 48-bit epoch milliseconds first, so ids sort by creation time. */
+/**
+ * A UUID v7: 48-bit epoch milliseconds first, so ids sort by creation time,
+ * then the version, 12 random bits, the RFC variant and 62 random bits.
+ * Built from the digits of the pool's bytes (no Buffer per id: a model reply
+ * gets one).
+ */
 export function uuid7(now: number = Date.now()): string {
-  const b = randomBytesPooled(16);
-  b.writeUIntBE(now, 0, 6);
-  b[6] = 0x70 | (b[6] & 0x0f);
-  b[8] = 0x80 | (b[8] & 0x3f);
-  const h = b.toString("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  const at = take(10);
+  const ms = Math.floor(now).toString(16).padStart(12, "0").slice(-12);
+  const version = HEX[0x70 | (pool[at] & 0x0f)] + HEX[pool[at + 1]];
+  const variant = HEX[0x80 | (pool[at + 2] & 0x3f)] + HEX[pool[at + 3]];
+  return `${ms.slice(0, 8)}-${ms.slice(8)}-${version}-${variant}-${poolHex(at + 4, 6)}`;
 }
 
 /** A fresh id for a model-produced message, in LangChain's current `lc_run--<uuid7>` form. */

@@ -6,6 +6,7 @@ import type { ToolDefinition } from "../tools";
 import { asCheckpointer } from "../checkpoints";
 import type { Checkpointer, CheckpointStore, LoadedCheckpoint } from "../checkpoints";
 import { NEXT_NODES_KEY } from "./loop-steps";
+import { hookPlan } from "./middleware-chain";
 import { RunExecution } from "./run-loop";
 import type { AgentParts } from "./run-loop";
 import type {
@@ -98,6 +99,7 @@ export function createAgent<S extends AgentState = AgentState>(options: CreateAg
     schema,
     tools,
     middleware,
+    hooks: hookPlan(middleware),
     checkpointer,
     toolTimeoutMs: options.toolTimeoutMs,
     defaultRecursionLimit: options.recursionLimit ?? 100,

@@ -19,13 +19,19 @@ export function composeModelCall<S extends AgentState>(
 ): ModelCallHandler<S> {
   let handler = inner;
   for (let i = middleware.length - 1; i >= 0; i--) {
-    const mw = middleware[i];
-    if (!mw.wrapModelCall) continue;
-    const next = handler;
-    const wrap = mw.wrapModelCall.bind(mw);
-    handler = (req: ModelCallRequest<S>): Promise<AIMessage> => wrap(req, next);
+    if (middleware[i].wrapModelCall) handler = modelLayer(middleware[i], handler);
   }
   return handler;
+}
+
+// The layers are made by calls rather than assigned arrows: a run composes its chains once, and the TypeScript
+// loader names every arrow assigned to a variable, at each creation.
+function modelLayer<S extends AgentState>(mw: AgentMiddleware<S>, next: ModelCallHandler<S>): ModelCallHandler<S> {
+  return (req: ModelCallRequest<S>): Promise<AIMessage> => mw.wrapModelCall!(req, next);
+}
+
+function toolLayer<S extends AgentState>(mw: AgentMiddleware<S>, next: ToolCallHandler<S>): ToolCallHandler<S> {
+  return (req: ToolCallRequest<S>): Promise<ToolCallResult> => mw.wrapToolCall!(req, next);
 }
 
 /** Compose `wrapToolCall` hooks; the first middleware is the outermost layer. */
@@ -35,11 +41,7 @@ export function composeToolCall<S extends AgentState>(
 ): ToolCallHandler<S> {
   let handler = inner;
   for (let i = middleware.length - 1; i >= 0; i--) {
-    const mw = middleware[i];
-    if (!mw.wrapToolCall) continue;
-    const next = handler;
-    const wrap = mw.wrapToolCall.bind(mw);
-    handler = (req: ToolCallRequest<S>): Promise<ToolCallResult> => wrap(req, next);
+    if (middleware[i].wrapToolCall) handler = toolLayer(middleware[i], handler);
   }
   return handler;
 }
@@ -59,4 +61,24 @@ export const HOOK_NODE_SUFFIX: Record<LoopHook, string> = {
 export function hookOrder<S extends AgentState>(middleware: readonly AgentMiddleware<S>[], hook: LoopHook): AgentMiddleware<S>[] {
   const list = middleware.filter((m) => typeof m[hook] === "function");
   return hook === "afterModel" || hook === "afterAgent" ? list.reverse() : list;
+}
+
+/** One middleware's hook as the loop runs it, with the node name its `updates` event carries. */
+export interface HookStep<S extends AgentState> {
+  readonly mw: AgentMiddleware<S>;
+  /** `<middleware name>.<hook suffix>`, e.g. `TitleMiddleware.after_model`. */
+  readonly node: string;
+}
+
+/** Each loop hook's steps in execution order: what every run of an agent walks, built once per middleware list. */
+export type HookPlan<S extends AgentState> = Readonly<Record<LoopHook, readonly HookStep<S>[]>>;
+
+/**
+ * The {@link HookPlan} of a middleware list. A run calls its hooks six times
+ * per model round trip; listing them (and naming their nodes) once per agent
+ * keeps that walk free of filtering, reversing and string building.
+ */
+export function hookPlan<S extends AgentState>(middleware: readonly AgentMiddleware<S>[]): HookPlan<S> {
+  const steps = (hook: LoopHook): HookStep<S>[] => hookOrder(middleware, hook).map((mw) => ({ mw, node: `${mw.name}.${HOOK_NODE_SUFFIX[hook]}` }));
+  return { beforeAgent: steps("beforeAgent"), beforeModel: steps("beforeModel"), afterModel: steps("afterModel"), afterAgent: steps("afterAgent") };
 }

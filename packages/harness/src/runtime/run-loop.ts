@@ -9,12 +9,12 @@ import type { AgentState, StateSchema, StateUpdate } from "../state";
 import { toToolSpec } from "../tools";
 import type { CustomEvent, RunContext, ToolDefinition } from "../tools";
 import { createRunContext } from "./run-context";
-import type { Checkpointer } from "../checkpoints";
+import type { Checkpointer, CheckpointMetadata } from "../checkpoints";
 import { EventQueue } from "./event-queue";
 import { isAbortError, isGraphInterrupt } from "./interrupt";
 import type { GraphInterrupt } from "./interrupt";
-import { composeModelCall, composeToolCall, HOOK_NODE_SUFFIX, hookOrder } from "./middleware-chain";
-import type { LoopHook } from "./middleware-chain";
+import { composeModelCall, composeToolCall } from "./middleware-chain";
+import type { HookPlan, LoopHook } from "./middleware-chain";
 import { AGENT_CALLER, createRunOutcomeRecorder } from "./outcome";
 import { CheckpointWrites } from "./checkpoint-writes";
 import { NEXT_NODES_KEY, pendingToolCalls } from "./loop-steps";
@@ -36,6 +36,10 @@ import type {
   ToolCallResult,
 } from "./types";
 
+function isThenable<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
+  return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
+}
+
 /** Everything a run needs from its agent. */
 export interface AgentParts<S extends AgentState> {
   name: string;
@@ -45,6 +49,8 @@ export interface AgentParts<S extends AgentState> {
   schema: StateSchema;
   tools: Map<string, ToolDefinition>;
   middleware: readonly AgentMiddleware<S>[];
+  /** The middlewares' loop hooks in execution order (see {@link hookPlan}). */
+  hooks: HookPlan<S>;
   checkpointer: Checkpointer;
   toolTimeoutMs?: number;
   defaultRecursionLimit: number;
@@ -227,31 +233,28 @@ export class RunExecution<S extends AgentState> {
       return;
     }
     // as in LangGraph, a checkpoint's metadata carries the run's metadata (agent settings, replay markers)
-    const { loaded, durable } = this.parts.checkpointer.queue(this.threadId, this.parent, this.state, {
-      ...this.config.metadata,
-      parents: {},
-      step: this.stepNo,
-      source,
-      run_id: this.runId,
-      writer,
-      ...(interrupts?.length ? { interrupts } : {}),
-      // What the loop runs after this checkpoint (LangGraph's `next`): a run cancelled here can be resumed from it.
-      ...(next && next !== "end" ? { [NEXT_NODES_KEY]: [next] } : {}),
-    }, this.options.fence);
+    const metadata: CheckpointMetadata = { ...this.config.metadata, parents: {}, step: this.stepNo, source, run_id: this.runId, writer };
+    if (interrupts?.length) metadata.interrupts = interrupts;
+    // What the loop runs after this checkpoint (LangGraph's `next`): a run cancelled here can be resumed from it.
+    if (next && next !== "end") metadata[NEXT_NODES_KEY] = [next];
+    const { loaded, durable } = this.parts.checkpointer.queue(this.threadId, this.parent, this.state, metadata, this.options.fence);
     this.emit("values", this.state);
     this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
     this.writes.track(durable);
-    this.emit("checkpoints", { checkpoint_id: loaded.record.checkpointId, parent_checkpoint_id: loaded.record.parentId, step: this.stepNo });
+    if (this.modes.has("checkpoints")) {
+      this.deliver({ mode: "checkpoints", ns: this.ns, data: { checkpoint_id: loaded.record.checkpointId, parent_checkpoint_id: loaded.record.parentId, step: this.stepNo } });
+    }
   }
 
   private async runHooks(hook: LoopHook): Promise<JumpTarget | undefined> {
     let jump: JumpTarget | undefined;
-    for (const mw of hookOrder(this.parts.middleware, hook)) {
+    for (const { mw, node } of this.parts.hooks[hook]) {
       this.checkAbort();
-      const result = await mw[hook]!(this.state, this.runtime);
-      const node = `${mw.name}.${HOOK_NODE_SUFFIX[hook]}`;
+      const answer = mw[hook]!(this.state, this.runtime);
+      // A hook that answers synchronously (most do) is not awaited: the loop is not suspended once per hook.
+      const result = isThenable(answer) ? await answer : answer;
       // like a LangGraph node that returned nothing: the hook ran, its update is null
-      if (!this.apply(result ?? undefined, node, true)) this.emit("updates", { [node]: null });
+      if (!this.apply(result ?? undefined, node, true) && this.modes.has("updates")) this.emit("updates", { [node]: null });
       if (!result) continue;
       if (result.jumpTo && !jump) jump = result.jumpTo;
     }

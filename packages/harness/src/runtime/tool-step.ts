@@ -7,7 +7,7 @@ import { toolMessage } from "../messages";
 import type { ToolCall, ToolMessage } from "../messages";
 import { linkSignals } from "../abort";
 import { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
-import { runChild } from "./child-run";
+import { runChild as runChildOf } from "./child-run";
 import type { RunOutcomeRecorder } from "./outcome";
 import type { ToolCallHandler, ToolCallRequest, ToolCallResult } from "./types";
 
@@ -92,7 +92,10 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
       writer: deps.writer,
       emit: deps.emit,
       namespace: deps.namespace,
-      runChild: (agent, input, options) => runChild(runtime, agent, input, options),
+      // a method, not an arrow property (the TypeScript loader names those at each creation, once per tool call)
+      runChild(agent, input, options) {
+        return runChildOf(runtime, agent, input, options);
+      },
       interrupt<T>(value: unknown): T {
         if (deps.resumeValues.has(call.id)) {
           const v = deps.resumeValues.get(call.id);

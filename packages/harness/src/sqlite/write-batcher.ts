@@ -40,6 +40,19 @@ const INLINE_MAX_WRITES = 8;
  */
 const WINDOWS_OF_BUSY = 50;
 
+/**
+ * How many batches in a row, each committed within {@link BACK_TO_BACK_WINDOWS}
+ * windows of the one before and touching none of its rows, mean many writers.
+ * One run's batches share its rows (its thread's checkpoints, its run record),
+ * so runs one after another give at most one such batch in a row; a burst of
+ * runs being admitted (each request's writes committed on their own, small)
+ * gives one after another.
+ */
+const DISJOINT_BATCHES_OF_MANY = 2;
+
+/** See {@link DISJOINT_BATCHES_OF_MANY}. */
+const BACK_TO_BACK_WINDOWS = 2;
+
 /** Options of {@link WriteBatcher}. */
 export interface WriteBatcherOptions {
   /** Minimum time between two commits of queued writes (default {@link DEFAULT_COMMIT_WINDOW_MS}; 0 = every turn). */
@@ -73,7 +86,10 @@ interface Item {
  * statements run on a worker thread (its own connection, WAL), so a busy
  * server's commits do not take the event loop's time; a small batch queued
  * while that thread is idle (a lone run's step, waiting for it) commits on
- * the main connection instead, which is quicker than two thread switches.
+ * the main connection instead, which is quicker than two thread switches —
+ * unless many writers were seen lately (a large batch, writes queued while one
+ * is on the writer thread, or small batches back to back that share no row):
+ * then the writes of a burst go to the writer thread and share its commits.
  *
  * A write's promise resolves after its transaction committed; a failing
  * statement rejects only its own write. Reads call {@link settle} with the
@@ -94,6 +110,9 @@ export class WriteBatcher {
   private noWindowUntil = 0;
   /** Until then every batch goes to the writer thread: many writers were seen (see {@link WINDOWS_OF_BUSY}). */
   private busyUntil = 0;
+  /** The rows of the last batch, and how many batches in a row touched none of the previous one's rows. */
+  private lastKeys: ReadonlySet<string> = new Set(["*"]);
+  private disjointBatches = 0;
   private readonly windowMs: number;
   private readonly inline: InlineWriter;
   private worker: SqliteWriterWorker | undefined;
@@ -165,13 +184,17 @@ export class WriteBatcher {
     const keys = this.queueKeys;
     this.queue = [];
     this.queueKeys = new Set();
+    const previous = this.lastCommit;
     this.lastCommit = performance.now();
+    const backToBack = this.lastCommit - previous <= BACK_TO_BACK_WINDOWS * Math.max(this.windowMs, 1);
+    this.disjointBatches = backToBack && !sharesRow(keys, this.lastKeys) ? this.disjointBatches + 1 : 0;
+    this.lastKeys = keys;
     if (waited && batch.length === 1) this.noWindowUntil = this.lastCommit + WINDOWS_BEFORE_RETRY * this.windowMs;
     if (!this.workerWanted) {
       settleItems(batch, this.inline.run(batch.map((i) => i.steps)));
       return;
     }
-    if (this.inflight.size || batch.length > INLINE_MAX_WRITES) this.busyUntil = this.lastCommit + WINDOWS_OF_BUSY * Math.max(this.windowMs, 1);
+    if (this.inflight.size || batch.length > INLINE_MAX_WRITES || this.disjointBatches >= DISJOINT_BATCHES_OF_MANY) this.busyUntil = this.lastCommit + WINDOWS_OF_BUSY * Math.max(this.windowMs, 1);
     else if (this.lastCommit >= this.busyUntil) {
       // The writer thread is idle, the batch is small and no burst of writers was seen lately: one run's step,
       // which is waiting for this commit. Here it costs about what handing it over costs, and the run does not
@@ -225,6 +248,18 @@ export class WriteBatcher {
     this.workerWanted = false;
     this.worker = undefined;
   }
+}
+
+/**
+ * Whether two batches touch a common row: a key naming a row (`thread:<id>`,
+ * `checkpoints:<id>`…) in both, or `*` (unknown rows) in either. The
+ * table-wide keys (`threads-any`, `runs-any`) every write of a table carries
+ * say nothing about who wrote.
+ */
+function sharesRow(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.has("*") || b.has("*")) return true;
+  for (const k of a) if (b.has(k) && !k.endsWith("-any")) return true;
+  return false;
 }
 
 /** Resolve or reject each write of a batch that ran (a batch that did not run is run again instead). */

@@ -141,6 +141,28 @@ describe.each([
     expect(value(db, "after")).toBe(1);
   });
 
+  it("one writer after another stays on this thread; small batches of different writers back to back go to the writer thread", async () => {
+    // A long window: "back to back" (within two windows) holds however slowly a loaded machine runs this.
+    const { db, batcher } = setup({ worker, windowMs: 1000 });
+    const internals = batcher as unknown as { worker?: { run: (...a: unknown[]) => unknown } };
+    // Runs one after another, each committing twice on its own rows (a turn's step before its tool, then its end).
+    for (let run = 0; run < 6; run++) {
+      await batcher.write(ins(`run${run}-step`, run), [`checkpoints:t${run}`, "threads-any"]);
+      await batcher.write(ins(`run${run}-end`, run), [`checkpoints:t${run}`, `run:r${run}`, "threads-any"]);
+    }
+    expect(internals.worker).toBeUndefined();
+    if (!worker) return;
+    // A burst being admitted: each request's small batch commits on its own, and none shares a row with the last.
+    for (let w = 0; w < 3; w++) await batcher.write(ins(`burst${w}`, w), [`thread:b${w}`, "threads-any"]);
+    expect(internals.worker).toBeDefined();
+    const run = internals.worker!.run.bind(internals.worker);
+    let handedOver = 0;
+    internals.worker!.run = (...a: unknown[]) => (handedOver++, run(...a));
+    await batcher.write(ins("after", 1), ["thread:b0"]);
+    expect(handedOver).toBe(1); // the burst is still on: the writer thread commits it
+    expect(value(db, "after")).toBe(1);
+  });
+
   it("settle(key) commits a pending row's write and waits for it; other keys do not split the batch", async () => {
     const { db, batcher, batches } = setup({ worker });
     await batcher.write(ins("warm", 0));
