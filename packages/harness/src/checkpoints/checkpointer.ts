@@ -25,6 +25,8 @@ interface RunBase {
   baseId: string;
   metadata: CheckpointMetadata;
   headId: string;
+  /** False when the run's metadata is too small to be worth inheriting: its checkpoints are stored whole. */
+  inherits: boolean;
 }
 
 /**
@@ -190,17 +192,20 @@ export class Checkpointer {
     const run = this.runs.get(threadId);
     if (run && run.runId === runId && run.headId === record.parentId) {
       run.headId = record.checkpointId;
+      // A run writes the same run-level metadata into each of its checkpoints: not worth inheriting at its first,
+      // not at its later ones either (no need to weigh it again at every step).
+      if (!run.inherits) return record;
       const compact = compactRunMetadata(record.metadata, run.baseId, run.metadata);
       if (compact) return { ...record, metadata: compact };
     }
     this.runs.delete(threadId);
-    if (!worthInheriting(record.metadata, record.checkpointId)) return record;
-    this.runs.set(threadId, { runId, baseId: record.checkpointId, metadata: record.metadata, headId: record.checkpointId });
+    const inherits = worthInheriting(record.metadata, record.checkpointId);
+    this.runs.set(threadId, { runId, baseId: record.checkpointId, metadata: record.metadata, headId: record.checkpointId, inherits });
     if (this.runs.size > this.cacheSize) {
       const oldest = this.runs.keys().next().value;
       if (oldest !== undefined) this.runs.delete(oldest);
     }
-    this.rememberBase(record.checkpointId, record.metadata);
+    if (inherits) this.rememberBase(record.checkpointId, record.metadata);
     return record;
   }
 
