@@ -5,7 +5,7 @@
  * run that executes elsewhere, and freeing a thread's slot across processes.
  */
 import { errorMessage, RunServiceError } from "../errors";
-import type { PersistenceStores, RunExecution, RunRecord } from "../persistence";
+import type { MultitaskStrategy, PersistenceStores, RunExecution, RunRecord } from "../persistence";
 import { endOrphanRun } from "./abandon-run";
 import type { RunBackends, StreamBridge } from "./backend-types";
 import { claimLease } from "./lease-keeper";
@@ -112,6 +112,31 @@ export async function claimForResume(runId: string, at: CrossProcessContext): Pr
     throw refuse("its thread has another active run");
   }
   return { record, execution, epoch: claimed.epoch };
+}
+
+/**
+ * A new run's claims on shared backends before its record is written: its
+ * thread's slot (as its strategy says, see `SlotWaiter.claim`; `remoteWait`
+ * when it must wait for another process's run) and its lease. A failed lease
+ * claim gives the slot back and throws.
+ */
+export async function reserveNewRun(
+  threadId: string,
+  runId: string,
+  strategy: MultitaskStrategy,
+  at: CrossProcessContext,
+): Promise<{ remoteWait: boolean; leased: { epoch: number | undefined } }> {
+  const { backends } = at;
+  const remoteWait = !(await at.slots.claim(threadId, runId, strategy));
+  try {
+    const now = at.clock();
+    const leased = await claimLease(backends.leases, runId, threadId, backends.ownerId, now + backends.ownership.leaseMs, now);
+    if (!leased) throw new RunServiceError("run_backend_failed", `The lease of run ${runId} is held by another process`);
+    return { remoteWait, leased };
+  } catch (err) {
+    if (!remoteWait) await backends.lock.release(threadId, runId).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** The `run_not_resumable` error for `runId`, saying why. */

@@ -5,7 +5,7 @@ import type { RunResult } from "../runtime";
 import { abandonRun, SECRETS_NOT_RESUMABLE } from "./abandon-run";
 import type { RunBackends, RunSignal, RunStreamWriter, StreamBridge, StreamListener } from "./backend-types";
 import { createMemoryStreamBridge } from "./bridge";
-import { cancelElsewhere, claimForResume, notResumable, releaseThreadSlot, waitElsewhere } from "./cross-process";
+import { cancelElsewhere, claimForResume, notResumable, releaseThreadSlot, reserveNewRun, waitElsewhere } from "./cross-process";
 import type { CrossProcessContext } from "./cross-process";
 import { executeRun } from "./execute-run";
 import { endTakenOver, isTakenOver, runLeaseKeeper } from "./lease-keeper";
@@ -155,17 +155,18 @@ export class RunService {
     if (strategy === "reject" && this.hasWorkInFlight(threadId)) throw conflict(threadId);
     const startsNow = !this.active.has(threadId) && !this.reserving.has(threadId);
     let remoteWait = false;
+    let leased: { epoch: number | undefined } | undefined;
     if (this.backends.shared && startsNow) {
-      // The slot across processes, taken before anything is written: a refused request leaves no record.
-      // Meanwhile the thread counts as busy here, so local requests queue behind this one.
+      // The slot across processes and the run's lease, before anything is written: a refused request leaves no record,
+      // a stored one has a lease the takeover finds. Meanwhile the thread is busy here: local requests queue behind.
       this.reserving.add(threadId);
       try {
-        remoteWait = !(await this.slots.claim(threadId, runId, strategy));
+        ({ remoteWait, leased } = await reserveNewRun(threadId, runId, strategy, this.crossProcess()));
       } catch (err) {
         this.reserving.delete(threadId);
         if (!this.active.has(threadId)) this.startNext(threadId);
         if (err instanceof RunServiceError) throw err;
-        throw new RunServiceError("run_backend_failed", `The run lock is unavailable: ${errorMessage(err)}`, { cause: err });
+        throw new RunServiceError("run_backend_failed", `The run lock or lease is unavailable: ${errorMessage(err)}`, { cause: err });
       }
       this.reserving.delete(threadId);
     }
@@ -178,6 +179,8 @@ export class RunService {
       resumed: false,
     });
     run.remoteWait = remoteWait;
+    run.holdsLease = leased !== undefined;
+    run.leaseEpoch = leased?.epoch;
     if (startsNow) this.active.set(threadId, run);
     else this.queues.push(run);
     if (this.backends.shared && !startsNow) {

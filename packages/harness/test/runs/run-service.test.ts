@@ -243,6 +243,22 @@ describe("RunService across processes (shared backends)", () => {
     expect(await leases.get(run.runId)).toBeUndefined();
   });
 
+  it("a new run's lease is taken before its record is written (a record never exists without a lease the takeover would find)", async () => {
+    const { a, gate, leases, runtime } = await twoProcesses([callGate]);
+    const seen: Array<string | undefined> = [];
+    // The record store, asked to create the record: the lease is already there then.
+    const create = runtime.stores.runs.create.bind(runtime.stores.runs);
+    runtime.stores.runs.create = async (rec) => {
+      seen.push((await leases.get(rec.runId))?.owner);
+      return create(rec);
+    };
+    const run = await a.create(request("x0", "one"), { waitForStore: false });
+    expect((await leases.get(run.runId))?.owner).toBe("A");
+    await gate.entered;
+    expect(seen).toEqual(["A"]);
+    runtime.stores.runs.create = create;
+  });
+
   it("reject across processes refuses without writing a record; enqueue waits for the other process's release", async () => {
     const { a, b, gate, runtime, leases } = await twoProcesses([callGate, "first", "second"]);
     const first = await a.create(request("x2", "one"));
