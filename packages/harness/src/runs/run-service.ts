@@ -415,8 +415,8 @@ export class RunService {
     // A refused fenced checkpoint write or stream append says the same as a refused renewal: another process owns it.
     if (isTakenOver(run.streamError) || isTakenOver(failure) || isTakenOver(result?.error)) run.leaseLost = true;
     if (run.leaseLost) {
-      // The new owner continues the run, its stream and its record: this process writes none of them.
-      void this.release(run, false);
+      // The new owner continues the run, its stream and record; runs queued here behind it wait for its slot.
+      void this.release(run, this.active.get(run.threadId) === run);
       endTakenOver(run, result, failure);
       return;
     }

@@ -370,6 +370,24 @@ describe("RunService across processes (shared backends)", () => {
   });
 });
 
+describe("RunService: a run queued behind a run this process lost to another", () => {
+  it("starts once the new owner released the thread (it is not left queued here)", async () => {
+    const { b, gate, leases, lock, runtime, model } = await twoProcesses([callGate, "queued answer"], { leaseMs: 90 });
+    const first = await b.create(request("q5", "one"));
+    await gate.entered;
+    const queued = await b.create(request("q5", "two", { strategy: "enqueue" }));
+    // Another process took the active run over (this one's heartbeats looked late); the queued run stays this one's.
+    await leases.acquire(first.runId, "q5", "C", Date.now() + 60_000, Number.MAX_SAFE_INTEGER);
+    expect((await first.done).status).toBe("interrupted");
+    // The new owner ends that run and frees the thread: the queued run starts here, on the new owner's answer.
+    await lock.release("q5", first.runId);
+    await b.runBackends.signals.publish({ type: "thread_released", threadId: "q5" });
+    expect((await queued.done).status).toBe("success");
+    expect(model.callCount).toBe(2);
+    expect((await runtime.stores.runs.get(queued.runId))?.status).toBe("success");
+  });
+});
+
 describe("RunService takeover with a run queued behind the dead owner's run", () => {
   it("a run waiting on this process for the thread executes once when this process resumes the run ahead of it", async () => {
     const { b, runtime, bridge, leases, lock, model } = await twoProcesses(["resumed answer", "queued answer", "a second execution"]);
