@@ -1,6 +1,7 @@
 import path from "node:path";
 import { DEFAULT_UPLOAD_LIMITS } from "@deerflow/harness";
 import type { AgentFactory, CheckpointStore, DeerFlowRuntime, ModelEntry, PersistenceStores, UploadLimits } from "@deerflow/harness";
+import { DEFAULT_SSE_MAX_BACKLOG_BYTES } from "./sse/sse-response";
 
 export type { AgentFactory };
 
@@ -49,6 +50,11 @@ export interface GatewayOptions {
   uploads?: Partial<UploadLimits>;
   /** Idle time before a `: heartbeat` comment (default 15000 ms). */
   heartbeatMs?: number;
+  /**
+   * Bytes an SSE client may leave unread before it is disconnected (default 16 MiB;
+   * `DEERFLOW_SSE_MAX_BACKLOG_BYTES` in the environment overrides the default).
+   */
+  sseMaxBacklogBytes?: number;
   /** Retained events per run for replay (default 256). */
   replayBufferSize?: number;
   /** Drop a finished run's event buffer after this long (default 60000 ms). */
@@ -119,6 +125,7 @@ export interface ResolvedGatewayOptions extends GatewayOptions {
   baseDir: string;
   uploads: UploadLimits;
   heartbeatMs: number;
+  sseMaxBacklogBytes: number;
   replayBufferSize: number;
   reapAfterMs: number;
   maxBodyBytes: number;
@@ -126,6 +133,17 @@ export interface ResolvedGatewayOptions extends GatewayOptions {
   userId: string;
   suggestions: { enabled: boolean; max_suggestions: number };
   log: (message: string) => void;
+}
+
+/** The environment variable that overrides the SSE backlog default (operators; tests of slow clients). */
+export const SSE_MAX_BACKLOG_ENV = "DEERFLOW_SSE_MAX_BACKLOG_BYTES";
+
+function backlogFromEnv(): number | undefined {
+  const raw = process.env[SSE_MAX_BACKLOG_ENV];
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1024) throw new Error(`${SSE_MAX_BACKLOG_ENV} must be a whole number of bytes of at least 1024, got '${raw}'.`);
+  return n;
 }
 
 /** Apply defaults. */
@@ -145,6 +163,7 @@ export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
       ...Object.fromEntries(Object.entries(uploads).filter(([k, v]) => k in DEFAULT_UPLOAD_LIMITS && typeof v === "number")),
     },
     heartbeatMs: o.heartbeatMs ?? 15_000,
+    sseMaxBacklogBytes: o.sseMaxBacklogBytes ?? backlogFromEnv() ?? DEFAULT_SSE_MAX_BACKLOG_BYTES,
     replayBufferSize: o.replayBufferSize ?? 256,
     reapAfterMs: o.reapAfterMs ?? 60_000,
     maxBodyBytes: o.maxBodyBytes ?? 20 * 1024 * 1024,

@@ -10,7 +10,7 @@ import { runCreateRequestSchema } from "../runs/run-request";
 import type { RunCreateRequest } from "../runs/run-request";
 import { runResponse } from "../runs/run-response";
 import { publicStateValues } from "../security";
-import { endedStreamResponse, sendSse } from "../sse/sse-response";
+import { endedStreamResponse, sendSse, SSE_STALL_MS } from "../sse/sse-response";
 import { checkRunId, checkThreadId, readJson } from "../validate";
 import { isOwnedByCaller, readableThreadId, requireRun, requireThreadRow } from "./thread-access";
 import { createThreadRecord, mayClaimThreadId } from "./threads";
@@ -29,6 +29,11 @@ function cancelOnDisconnect(ctx: GatewayContext, runId: string): () => void {
   return () => void ctx.runs.cancel(runId, "interrupt", false).catch(() => undefined);
 }
 
+/** The log line of a stream client disconnected for reading nothing (made by a call, not named per request). */
+function stalledLog(ctx: GatewayContext, runId: string): (unread: number) => void {
+  return (unread) => ctx.options.log(`[gateway] disconnected a client of run ${runId}'s stream: it read nothing for ${SSE_STALL_MS / 1000} s with ${unread} bytes unread`);
+}
+
 /** Runs endpoints (§2.3). */
 export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
@@ -36,6 +41,8 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const streamRun = (c: Context, run: RunHandle): Response =>
     sendSse(c, (push) => run.subscribe(null, push), {
       heartbeatMs: ctx.options.heartbeatMs,
+      maxBacklogBytes: ctx.options.sseMaxBacklogBytes,
+      onStalled: stalledLog(ctx, run.runId),
       headers: { "Content-Location": contentLocation(run.threadId, run.runId) },
       onDisconnect: run.onDisconnect === "cancel" ? cancelOnDisconnect(ctx, run.runId) : undefined,
     });
@@ -111,6 +118,8 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
       (push) => ctx.runs.subscribe(rec.runId, lastEventId, push),
       {
         heartbeatMs: ctx.options.heartbeatMs,
+        maxBacklogBytes: ctx.options.sseMaxBacklogBytes,
+        onStalled: stalledLog(ctx, rec.runId),
         onDisconnect: () => {
           if (c.req.query("cancel_on_disconnect") === "true") void ctx.runs.cancel(rec.runId, "interrupt", false).catch(() => undefined);
         },

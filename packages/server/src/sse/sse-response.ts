@@ -13,6 +13,16 @@ export interface SseResponseOptions {
   /** Called once if the client goes away before the stream finished. */
   onDisconnect?: () => void;
   /**
+   * Bytes a client may leave unread on a Node response (default
+   * {@link DEFAULT_SSE_MAX_BACKLOG_BYTES}): while more than this waits for
+   * it, the client must read something every {@link SSE_STALL_MS}, or it is
+   * disconnected, instead of the process holding everything the run writes
+   * for as long as the socket stays open.
+   */
+  maxBacklogBytes?: number;
+  /** Called with the unread bytes when a client is disconnected for reading nothing (for the log). */
+  onStalled?: (unreadBytes: number) => void;
+  /**
    * The request's abort signal (fires when the client disconnects). Set by
    * {@link sendSse} for Web-stream responses only: on a Node response the
    * socket's `close` event says the same without a signal per request.
@@ -27,6 +37,21 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   Connection: "keep-alive",
   "X-Accel-Buffering": "no",
 };
+
+/**
+ * Default of {@link SseResponseOptions.maxBacklogBytes}: 16 MiB unread by
+ * the client. Far above what a reading client lags behind (a few frames),
+ * and a client that was cut off resumes with `Last-Event-ID`.
+ */
+export const DEFAULT_SSE_MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * How long a client over the backlog may read nothing at all (ms). A slow
+ * client that reads keeps its stream; one that reads nothing is let go. Its
+ * progress is what left the buffer, so a burst the client is still reading
+ * never counts against it.
+ */
+export const SSE_STALL_MS = 5000;
 
 /** `event: end` with `data: null` (no id). */
 export const END_FRAME = "event: end\ndata: null\n\n";
@@ -232,15 +257,45 @@ export function sseResponse(source: SseSource, options: SseResponseOptions): Res
  */
 export function sseToNode(outgoing: ServerResponse, source: SseSource, options: SseResponseOptions): void {
   outgoing.writeHead(200, { ...SSE_HEADERS, ...(options.headers ?? {}) });
+  const maxBacklog = options.maxBacklogBytes ?? DEFAULT_SSE_MAX_BACKLOG_BYTES;
+  // Only while over the backlog: the buffered bytes at the last check and what was written since.
+  let watch: ReturnType<typeof setTimeout> | undefined;
+  let backlogAtCheck = 0;
+  let writtenSince = 0;
+  const stalled = options.onStalled;
+  const check = () => {
+    watch = undefined;
+    if (outgoing.destroyed) return;
+    const backlog = outgoing.writableLength;
+    if (backlog <= maxBacklog) return;
+    if (backlogAtCheck + writtenSince - backlog <= 0) {
+      // Nothing left the buffer for a whole interval: the client does not read. Let it go rather than hold the run for it.
+      stalled?.(backlog);
+      outgoing.destroy();
+      return;
+    }
+    backlogAtCheck = backlog;
+    writtenSince = 0;
+    watch = setTimeout(check, SSE_STALL_MS);
+    watch.unref?.();
+  };
   const disconnect = pumpSse(source, options, {
     write: (text) => {
       if (outgoing.destroyed || outgoing.writableEnded) throw new Error("response closed");
       outgoing.write(text);
+      if (watch) writtenSince += Buffer.byteLength(text);
+      else if (outgoing.writableLength > maxBacklog) {
+        backlogAtCheck = outgoing.writableLength;
+        writtenSince = 0;
+        watch = setTimeout(check, SSE_STALL_MS);
+        watch.unref?.();
+      }
     },
     flushHeaders: () => outgoing.flushHeaders(),
     end: () => outgoing.end(),
   });
   outgoing.once("close", () => {
+    if (watch) clearTimeout(watch);
     if (!outgoing.writableFinished) disconnect();
   });
   outgoing.once("error", disconnect);
