@@ -498,6 +498,18 @@ describe("RunService takeover of a dead process's queued runs", () => {
     expect(eventNames(items).at(-1)).toBe("end");
   });
 
+  it("a started queued run whose process died before its input was checkpointed starts over from its stored input", async () => {
+    const { runtime, model, b, leases, lock } = await twoProcesses(["the answer"]);
+    await runtime.updateState("q6", { messages: [humanMessage("an earlier turn")] });
+    // marked running, its input never committed (the thread's head is not the run's)
+    await deadRun(runtime, leases, "q6-started", "q6", "running", { input: { update: { messages: [humanMessage("the lost input")] } } });
+    await lock.acquire("q6", "q6-started", "A-dead", 1, 0);
+    expect((await (await b.resume("q6-started")).done).status).toBe("success");
+    const values = (await runtime.readState("q6"))!.values as { messages: Array<{ type: string; content: unknown }> };
+    expect(values.messages.map((m) => `${m.type}:${String(m.content)}`)).toEqual(["human:an earlier turn", "human:the lost input", "ai:the answer"]);
+    expect(model.callCount).toBe(1);
+  });
+
   it("a queued run whose request carried secrets is ended with why instead of being started without them", async () => {
     const { runtime, model, b, leases, bridge } = await twoProcesses(["must not run"]);
     await deadRun(runtime, leases, "q3-queued", "q3", "pending", { input: { update: { messages: [humanMessage("x")] } }, secretNames: ["GITHUB_TOKEN"] });
