@@ -142,7 +142,9 @@ export class RunCancelledError extends DeerFlowError {
  * `run_not_active_here` (executing in a process this one cannot reach),
  * `run_service_closed`, `run_backend_failed` (lock, lease or stream backend
  * unavailable), `checkpoint_not_found` (the run's `checkpointId`),
- * `run_not_resumable` (a dead owner's run cannot be executed again here).
+ * `run_not_resumable` (a dead owner's run cannot be executed again here),
+ * `run_secrets_not_resumable` (its request carried secrets, which are never
+ * stored, so it is not executed again elsewhere without them).
  */
 export class RunServiceError extends DeerFlowError {
   constructor(code: string, message: string, options: DeerFlowErrorOptions = {}) {
