@@ -70,20 +70,24 @@ export class Deployment {
     return this.procs.reduce((sum, p) => sum + p.cpuMs(), 0);
   }
 
-  /**
-   * `runs` concurrent streaming runs (one thread each), spread round-robin
-   * over the processes; each run is two model calls of the scripted model's
-   * delay. Returns wall time, time to first event and CPU per run, and how
-   * long creating the threads took (before the burst, not part of it).
-   */
-  async burst(runs: number, modelDelayMs: number): Promise<{ wall: number; ttfe: number[]; cpuPerRun: number; threadsMs: number }> {
-    const tThreads = performance.now();
+  /** `count` new threads, spread round-robin over the processes, created a few at a time. */
+  async createThreads(count: number): Promise<string[]> {
     const threads: string[] = [];
-    // created ahead (not timed), a few at a time: the burst is what is measured
-    for (let i = 0; i < runs; i += 50) {
-      threads.push(...(await Promise.all(Array.from({ length: Math.min(50, runs - i) }, (_, j) => createThread(this.procs[(i + j) % this.procs.length]!.api)))));
+    for (let i = 0; i < count; i += 50) {
+      threads.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => createThread(this.procs[(i + j) % this.procs.length]!.api)))));
     }
-    const threadsMs = performance.now() - tThreads;
+    return threads;
+  }
+
+  /**
+   * One concurrent streaming run on each of `threads` (created ahead with
+   * {@link createThreads}: the burst is what is measured), spread
+   * round-robin over the processes; each run is two model calls of the
+   * scripted model's delay. Returns wall time, time to first event and CPU
+   * per run.
+   */
+  async burst(threads: string[], modelDelayMs: number): Promise<{ wall: number; ttfe: number[]; cpuPerRun: number }> {
+    const runs = threads.length;
     const cpu0 = this.cpuMs();
     const t0 = performance.now();
     const ttfe: number[] = [];
@@ -100,7 +104,7 @@ export class Deployment {
       }),
     );
     const wall = performance.now() - t0;
-    return { wall, ttfe, cpuPerRun: (this.cpuMs() - cpu0) / runs, threadsMs };
+    return { wall, ttfe, cpuPerRun: (this.cpuMs() - cpu0) / runs };
   }
 
   /**
