@@ -2,7 +2,7 @@
  * Scale-out benchmark: SCALE_RUNS (400) concurrent streaming runs, each two
  * calls of a scripted OpenAI-compatible model answering after
  * SCALE_MODEL_DELAY_MS (100) ms with a tool call in between, against
- * `deerflow serve` processes started the way a user starts them:
+ * `deerflow serve` processes on the config a user writes for it:
  *
  * - baseline: one process on SQLite with the in-memory stream bridge;
  * - 1, 2 and 4 processes (SCALE_PROCESSES) on PostgreSQL + Redis, started
@@ -21,11 +21,13 @@
  * share them. Last line: one JSON object.
  *
  * The bench's own time: processes start from one prebuilt bundle of the CLI
- * (serve-entry.ts; SCALE_ENTRY=tsx for the CLI's bin), PostgreSQL and Redis
- * start once (a fresh database per phase) while the baseline's process
- * starts, and each phase's processes start while the previous phase's stop.
- * Nothing measured overlaps anything else. Every step is timed and the
- * breakdown is printed before the results.
+ * (serve-entry.ts; SCALE_ENTRY=tsx starts them from the CLI's bin, as a
+ * user does). PostgreSQL and Redis start once, while the baseline's process
+ * starts; each phase gets a fresh database. What is not timed overlaps: the
+ * burst's threads are created during the warm-up, and the next phase starts
+ * during the 60-turn thread (a size) and the stop. The timed burst and
+ * cancels run alone. Every step is timed, and the breakdown is printed
+ * before the results.
  */
 import fs from "node:fs";
 import os from "node:os";
