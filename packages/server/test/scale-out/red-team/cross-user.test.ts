@@ -7,6 +7,7 @@
  * the stateless routes, and listings. Each must answer as if the run did not
  * exist, and Alice's run must go on untouched.
  */
+import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { addUser, initializeAdmin } from "../../helpers/auth-session";
 import type { SignedIn } from "../../helpers/auth-session";
@@ -132,6 +133,27 @@ describe.skipIf(!PG || !REDIS)("red team: another user's run across processes", 
     await anon.arrayBuffer();
   });
 
+  let queued: string;
+  it("a forged thread_released on Redis for Alice's busy thread does not start her queued run early", async () => {
+    const a2 = on(alice, d.procs[1]!);
+    queued = (await a2.json<{ run_id: string; status: string }>("POST", `/threads/${aliceThread}/runs`, { input: humanInput("queued behind the plan"), multitask_strategy: "enqueue" })).run_id;
+    const redis = new Redis(REDIS!);
+    try {
+      // whoever can reach Redis can say the thread is free; the thread lock in PostgreSQL still says it is not
+      for (const origin of ["forged", "another-process"]) {
+        await redis.publish("deerflow:run_signals", JSON.stringify({ origin, signal: { type: "thread_released", threadId: aliceThread } }));
+      }
+    } finally {
+      await redis.quit();
+    }
+    // every process re-checks the lock on a wake-up: the queued run stays pending behind the running one
+    for (let i = 0; i < 20; i++) {
+      expect((await a2.json<{ status: string }>("GET", `/threads/${aliceThread}/runs/${queued}`)).status).toBe("pending");
+    }
+    expect(await aliceRunStatus()).toBe("running");
+    expect(d.llm.requests.some((r) => JSON.stringify(r.body).includes("queued behind the plan"))).toBe(false);
+  });
+
   it("Alice herself joins from P2 and cancels from P2: the run on P1 ends interrupted", async () => {
     const a2 = on(alice, d.procs[1]!);
     const joined = await openSse(`${d.procs[1]!.api}/threads/${aliceThread}/runs/${aliceRun}/stream`, { headers: authHeaders(alice) });
@@ -142,5 +164,9 @@ describe.skipIf(!PG || !REDIS)("red team: another user's run across processes", 
     expect((await joined.done).at(-1)?.event).toBe("end");
     for (let i = 0; i < 200 && (await aliceRunStatus()) === "running"; i++) await new Promise((r) => setTimeout(r, 25));
     expect(await aliceRunStatus()).toBe("interrupted");
+    // then the queued run starts, on the real release
+    const a2status = async () => (await a2.json<{ status: string }>("GET", `/threads/${aliceThread}/runs/${queued}`)).status;
+    for (let i = 0; i < 400 && ["pending", "running"].includes(await a2status()); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await a2status()).toBe("success");
   });
 });
