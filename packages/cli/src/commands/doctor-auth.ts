@@ -3,7 +3,7 @@ import type { AppConfig } from "../../../harness/src/config";
 import { envReferenceName } from "../../../harness/src/config";
 import { errorMessage } from "../../../harness/src/errors";
 import { maskCredentials } from "../../../harness/src/postgres";
-import { resolveAuthSettings } from "../../../server/src";
+import { authDbPath, resolveAuthSettings } from "../../../server/src";
 import type { AccountDatabase } from "../../../server/src";
 import { peekAccounts } from "../user-admin";
 import type { Finding } from "./doctor";
@@ -62,6 +62,8 @@ export async function authFindings(input: AuthCheckInput): Promise<Finding[]> {
       out.push({ check: "auth", level: "ok", message: `${summary}; admin exists` });
     }
   }
+  const stranded = await strandedSqliteAccounts(input.dataDir, database);
+  if (stranded) out.push(stranded);
   if (typeof input.rawJwtSecret === "string" && !envReferenceName(input.rawJwtSecret)) {
     out.push({ check: "auth", level: "warn", message: "auth.jwt_secret is written in config.yaml itself", fix: `Move it to .env as ${JWT_SECRET_VAR}=… and write \`jwt_secret: $${JWT_SECRET_VAR}\` (config.yaml is often shared or committed).` });
   }
@@ -73,4 +75,27 @@ export async function authFindings(input: AuthCheckInput): Promise<Finding[]> {
     }
   }
   return out;
+}
+
+/**
+ * On `database.backend: postgres` the accounts are read from PostgreSQL only,
+ * so accounts made before the switch (`deerflow init --auth` writes the first
+ * admin to `auth.db` while the config has no `database:` yet) silently stop
+ * counting. Name them, so "no admin yet" is not a mystery.
+ */
+async function strandedSqliteAccounts(dataDir: string, database: AccountDatabase | undefined): Promise<Finding | undefined> {
+  if (database?.backend !== "postgres" || !existsSync(authDbPath(dataDir))) return undefined;
+  let old: { users: number; admins: number } | undefined;
+  try {
+    old = await peekAccounts(dataDir, undefined);
+  } catch {
+    return undefined;
+  }
+  if (!old?.users) return undefined;
+  return {
+    check: "auth",
+    level: "warn",
+    message: `${authDbPath(dataDir)} holds ${old.users} account(s) (${old.admins} admin(s)) of the SQLite backend; with database.backend: postgres only PostgreSQL's accounts sign in, that file is not read`,
+    fix: "Add the accounts again on PostgreSQL with `deerflow users add EMAIL [--admin]` (passwords are not copied), then delete the file.",
+  };
 }

@@ -7,8 +7,9 @@ import type { UserAdmin } from "../user-admin";
 /** Help of `deerflow users`. */
 export const USERS_HELP = `Usage: deerflow users <subcommand> [options]
 
-Manage the accounts that sign in to the gateway (stored in auth.db in the data
-dir; the running server sees changes at once).
+Manage the accounts that sign in to the gateway: auth.db in the data dir, or
+PostgreSQL's auth_* tables with database.backend: postgres (accounts are not
+copied when the backend changes). The running server sees changes at once.
 
 Subcommands:
   add EMAIL [--admin] [--password-stdin]
