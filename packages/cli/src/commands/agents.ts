@@ -7,6 +7,7 @@ import { openPgPool } from "../../../harness/src/postgres";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
 import type { Terminal } from "../io";
+import { configuredAuth, hasAccountStore, loadUserAdmin } from "../user-admin";
 
 /** Help of `deerflow agents`. */
 export const AGENTS_HELP = `Usage: deerflow agents <list|import> [options]
@@ -25,7 +26,8 @@ Exit code 0 when done, 1 when refused (agent_storage.backend is not db),
 2 for a usage error.
 
 Options:
-  --user ID          (list) whose agents (default: default)
+  --user ID|EMAIL    (list) whose agents: a user id, or an account's email
+                     (default: default, the user when sign-in is off)
   --json             machine-readable output
 ${COMMON_HELP}`;
 
@@ -55,6 +57,29 @@ async function openStore(config: AppConfig, common: CommonOptions): Promise<{ st
   }
 }
 
+/**
+ * The user id `agents list` reads: `--user` as given, or the id of the account
+ * with that email (with sign-in on, agents belong to accounts, whose ids are
+ * not something anyone types); undefined for an email no account has.
+ */
+async function listedUser(user: string | undefined, common: CommonOptions): Promise<string | undefined> {
+  if (user === undefined) return "default";
+  if (!user.includes("@")) return user;
+  if (!hasAccountStore(common.dataDir, common)) return undefined;
+  const admin = await loadUserAdmin(common.dataDir, common);
+  try {
+    return (await admin.find(user))?.id;
+  } finally {
+    await admin.close();
+  }
+}
+
+/** The answer of an empty `agents list`: whose list it was, and with sign-in on, how to name an account. */
+function noAgentsLine(user: string, signInOn: boolean, backend: string): string {
+  const line = `No custom agents for user '${user}' (agent_storage.backend: ${backend}).`;
+  return signInOn ? `${line} With sign-in on, agents belong to accounts: add --user EMAIL.` : line;
+}
+
 /** `deerflow agents …`. */
 export async function agentsCommand(argv: string[], term: Terminal): Promise<number> {
   const { values, positionals } = parseCommand("agents", argv, { user: { type: "string" }, json: { type: "boolean" } }, true);
@@ -75,9 +100,14 @@ export async function agentsCommand(argv: string[], term: Terminal): Promise<num
   const opened = await openStore(config, common);
   try {
     if (sub === "list") {
-      const agents = await opened.store.list(values.user ?? "default", (m) => term.error(m));
+      const userId = await listedUser(values.user, common);
+      if (!userId) {
+        term.error(`Refused: no account has the email '${values.user}' (see \`deerflow users list\`).`);
+        return 1;
+      }
+      const agents = await opened.store.list(userId, (m) => term.error(m));
       if (values.json) term.line(JSON.stringify(agents.map((a) => ({ name: a.name, description: a.description ?? "" })), null, 2));
-      else if (!agents.length) term.line(`No custom agents (agent_storage.backend: ${agentStorageBackend(config)}).`);
+      else if (!agents.length) term.line(noAgentsLine(values.user ?? userId, values.user === undefined && configuredAuth(common).settings?.enabled === true, agentStorageBackend(config)));
       else for (const a of agents) term.line(a.description ? `${a.name}  ${a.description}` : a.name);
       return 0;
     }
