@@ -96,9 +96,16 @@ export class RunRecorder {
    * Write a finished run's bookkeeping. With a result the writes are queued
    * synchronously (stores commit pending writes before any read, so a client
    * reading right after the stream's `end` sees them); the returned promise
-   * settles when they committed. Never rejects: failures are logged.
+   * settles when they committed and the hooks ran, its `written` once the
+   * writes committed (before the hooks). Never rejects: failures are logged.
    */
-  finish(end: RunEnd): Promise<void> {
+  finish(end: RunEnd): Promise<void> & { readonly written: Promise<void> } {
+    let markWritten!: () => void;
+    const written = new Promise<void>((r) => (markWritten = r));
+    return Object.assign(this.finishWrites(end, markWritten), { written });
+  }
+
+  private finishWrites(end: RunEnd, markWritten: () => void): Promise<void> {
     const writes: Array<Promise<unknown>> = [];
     const record = (usage: RunUsage, transcript: Message[], title: string | undefined): void => {
       const ts = isoNow();
@@ -111,7 +118,7 @@ export class RunRecorder {
     };
     const settle = (): Promise<void> =>
       Promise.all(writes.map((w) => w.catch((err: unknown) => this.log(`[deerflow] bookkeeping of run ${end.runId} failed: ${errorMessage(err)}`)))).then(
-        () => undefined,
+        markWritten,
       );
 
     const result = end.result;

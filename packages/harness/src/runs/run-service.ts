@@ -433,9 +433,9 @@ export class RunService {
     run.status = end.status;
     const wasActive = this.active.get(run.threadId) === run;
     const next = wasActive ? this.queues.head(run.threadId) : undefined;
-    // The bookkeeping is queued (not awaited) before the stream ends: the stores commit pending writes before any
-    // read, so a client reading the run, thread or transcript right after `end` sees them, and `end` is not held
-    // back by the commit.
+    // The bookkeeping is queued before the stream ends: this process's stores commit pending writes before any read,
+    // so a client reading the run right after `end` sees them. On shared backends `end` waits for the commit too:
+    // another process reads the database only, and a client may read there on `end`.
     const historicalIds = run.request.historicalIds;
     const bookkeeping = this.host.recorder.finish({
       runId: run.runId,
@@ -452,7 +452,7 @@ export class RunService {
     // On shared backends the thread's slot across processes is free before `end` reaches a client: a client that
     // sends its next message on `end` finds the thread free on whichever process it reaches.
     const freed = this.release(run, wasActive);
-    if (this.backends.shared) await freed;
+    if (this.backends.shared) await Promise.all([freed, bookkeeping.written]);
     const ended = writer.end().catch((err: unknown) => this.log(`${this.prefix()} could not end the stream of run ${run.runId}: ${errorMessage(err)}`));
     run.resolveDone({ runId: run.runId, threadId: run.threadId, status: end.status, error: end.error, result, failure });
     await Promise.all([bookkeeping, ended]);
