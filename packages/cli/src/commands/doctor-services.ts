@@ -83,7 +83,12 @@ async function redisFindings(url: string | undefined, timeoutMs: number): Promis
   }
   // one attempt, no reconnect loop: the doctor reports, it does not wait for Redis to come back
   const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  client.on("error", () => undefined);
+  // ioredis rejects a refused AUTH/HELLO only with "Connection is closed."; Redis's own answer
+  // (WRONGPASS, NOAUTH) arrives as an error event, and that is the one that says what to fix
+  let answered: Error | undefined;
+  client.on("error", (err: Error) => {
+    answered = err;
+  });
   try {
     await withTimeout(client.connect(), timeoutMs, `no answer from Redis at ${masked} within ${timeoutMs / 1000} s`);
     const pong = await client.ping();
@@ -95,7 +100,7 @@ async function redisFindings(url: string | undefined, timeoutMs: number): Promis
       {
         check: "redis",
         level: "error",
-        message: `cannot use Redis at ${masked}: ${maskCredentials((err as Error).message, url)}`,
+        message: `cannot use Redis at ${masked}: ${maskCredentials(((err as Error).message === "Connection is closed." && answered ? answered : (err as Error)).message, url)}`,
         fix: "Check that Redis runs and accepts connections there, and the password in stream_bridge.redis_url (the URL is shown with its password masked).",
       },
     ];
