@@ -60,6 +60,29 @@ describe("run metadata stored once per run", () => {
     expect(listed[2].metadata).toHaveProperty("is_plan_mode", false);
   });
 
+  it("a run whose metadata is too small to inherit stores every checkpoint whole, and reads them back as written", async () => {
+    const store = new MemoryCheckpointStore();
+    const cp = new Checkpointer(store);
+    const metas: CheckpointMetadata[] = [
+      { parents: {}, step: -1, source: "input", run_id: "small", writer: "__input__", __next: ["model"] },
+      { parents: {}, step: 0, source: "loop", run_id: "small", writer: "model", __next: ["tools"] },
+      { parents: {}, step: 1, source: "loop", run_id: "small", writer: "tools", __next: ["model"] },
+      { parents: {}, step: 2, source: "loop", run_id: "small", writer: "model" },
+    ];
+    await write(cp, "s", metas);
+    const raw = (await store.list("s")).reverse();
+    expect(raw.map((r) => r.metadata)).toEqual(metas);
+    expect((await new Checkpointer(store).list("s")).reverse().map((r) => r.metadata)).toEqual(metas);
+    // The next run on the thread with larger metadata is a base again: its later checkpoints inherit.
+    const head = raw[raw.length - 1].checkpointId;
+    const state = (await cp.load("s"))!.values;
+    const a = cp.queue("s", { checkpointId: head, values: state }, { messages: [...state.messages, humanMessage("x", { id: "x" })] }, { ...RUN, step: 3, source: "input", run_id: "big" });
+    await a.durable;
+    const b = cp.queue("s", { checkpointId: a.loaded.record.checkpointId, values: a.loaded.values }, { messages: [...a.loaded.values.messages, humanMessage("y", { id: "y" })] }, { ...RUN, step: 4, source: "loop", run_id: "big" });
+    await b.durable;
+    expect((await store.get("s", b.loaded.record.checkpointId))!.metadata.__run_base).toBe(a.loaded.record.checkpointId);
+  });
+
   it("a new run, or a checkpoint not on top of the run's last one, stores the metadata again", async () => {
     const store = new MemoryCheckpointStore();
     const cp = new Checkpointer(store);

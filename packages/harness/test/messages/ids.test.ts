@@ -23,6 +23,8 @@ describe("ids from the pooled random source", () => {
     }
     expect(seen.size).toBe(5000);
     expect(newAIMessageId()).toMatch(/^lc_run--[0-9a-f-]{36}$/);
+    // the first 48 bits are the epoch milliseconds, as given
+    for (const ms of [0, 1, 1_700_000_000_123, 2 ** 48 - 1]) expect(Number.parseInt(uuid7(ms).replace(/-/g, "").slice(0, 12), 16)).toBe(ms);
   });
 
   it("checkpoint ids: UUID v6, strictly increasing, unique", () => {
