@@ -165,3 +165,13 @@ export function authStateNote(common: Pick<CommonOptions, "configPath" | "cwd">)
     "Turn it on with `deerflow init` (answer yes to sign-in) or add `auth: {enabled: true, jwt_secret: $DEER_FLOW_JWT_SECRET}` and the secret to .env."
   );
 }
+
+/**
+ * The note `run` and `chat` print under their thread line when the config
+ * requires sign-in: they act as the local user `default`, which is no
+ * account, so nobody who signs in to the web UI sees their threads.
+ */
+export function localUserNote(common: Pick<CommonOptions, "configPath" | "cwd">): string | undefined {
+  if (!configuredAuth(common).settings?.enabled) return undefined;
+  return "as the local user 'default' (sign-in is on: this thread is no account's, so the web UI does not list it; continue it here with --thread)";
+}

@@ -7,6 +7,7 @@ import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../comm
 import { LineInput } from "../io";
 import type { Terminal } from "../io";
 import { TurnRenderer } from "../render";
+import { localUserNote } from "../user-admin";
 
 /** Help of `deerflow chat`. */
 export const CHAT_HELP = `Usage: deerflow chat [options]
@@ -63,6 +64,8 @@ export async function chatCommand(argv: string[], term: Terminal): Promise<numbe
   input.rl.on("SIGINT", onSigint);
   process.on("SIGINT", onSigint);
   term.line(term.style("bold", "DeerFlow chat") + term.style("gray", ` · thread ${threadId} · /exit to quit`));
+  const note = localUserNote(common);
+  if (note) term.line(term.style("gray", note));
   let failures = 0;
 
   const turn = async (text: string, additionalKwargs?: Record<string, unknown>): Promise<PendingClarification | undefined> => {

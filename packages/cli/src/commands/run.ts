@@ -8,6 +8,7 @@ import { producedArtifacts } from "../artifacts";
 import { COMMON_HELP, commonOptions, describeError, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
 import { TurnRenderer } from "../render";
+import { localUserNote } from "../user-admin";
 
 /** Help of `deerflow run`. */
 export const RUN_HELP = `Usage: deerflow run "task" [options]
@@ -63,7 +64,11 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
   let usage: ClientUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   try {
     const files = values.files ? values.files.split(",").map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(common.cwd, f)) : undefined;
-    if (!json) term.line(term.style("gray", `thread ${threadId}`));
+    if (!json) {
+      term.line(term.style("gray", `thread ${threadId}`));
+      const note = localUserNote(common);
+      if (note) term.line(term.style("gray", note));
+    }
     for await (const ev of client.stream(task, { threadId, signal: controller.signal, files })) {
       const data = ev.type === "custom" ? (ev.data as { type?: string; files?: UploadedFileInfo[]; skipped_files?: string[] }) : undefined;
       if (data?.type === "uploads") {
