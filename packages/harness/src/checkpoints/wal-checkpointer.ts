@@ -27,6 +27,9 @@ export class WalCheckpointWorker {
     `;
     this.worker = new Worker(source, {
       eval: true,
+      // Plain JavaScript that needs none of the parent's flags: a process started through a TypeScript loader
+      // would otherwise load that loader again in the thread.
+      execArgv: [],
       workerData: { path: dbPath, intervalMs, module: requireFromHere.resolve("better-sqlite3") },
     });
     this.worker.unref();

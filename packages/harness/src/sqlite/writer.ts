@@ -233,7 +233,12 @@ export class SqliteWriterWorker {
     dbPath: string,
     private readonly onFailed: (reason: string) => void,
   ) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: dbPath, module: requireFromHere.resolve("better-sqlite3"), unchangedCode: UNCHANGED_WRITE_CODE } });
+    // Plain JavaScript that needs none of the parent's flags (a TypeScript loader would be loaded again in the thread).
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: [],
+      workerData: { path: dbPath, module: requireFromHere.resolve("better-sqlite3"), unchangedCode: UNCHANGED_WRITE_CODE },
+    });
     this.worker.unref();
     this.worker.on("message", (m: WorkerReply) => this.onMessage(m));
     this.worker.on("error", (err) => this.fail(`the SQLite writer thread failed: ${err.message}`, false));
