@@ -142,8 +142,8 @@ describe.skipIf(!PG || !REDIS)("red team: a stale owner and takeover races", { t
     expect(JSON.stringify(rest)).toContain("second-answer stale");
   });
 
-  // OPEN HOLE (the fix belongs to the run service): an owner frozen past lease + grace inside a model call that
-  // never answers wakes, its renewal is refused and it aborts the run without publishing anything; the
+  // OPEN HOLE (the fix belongs to the run service): an owner frozen past lease + grace wakes, finds its lease
+  // gone (a refused renewal, or its lease ran out past the grace) and aborts the run without publishing anything; the
   // taken-over branch of RunService.finish (endTakenOver) neither ends nor fails the run's local stream, so the
   // client streaming from that process gets heartbeats forever. Fix: on a lost lease, fail the writer's local
   // window (its subscribers get `error` at the last stored id, then `end`) without writing to the backend.
