@@ -51,10 +51,14 @@ export function checkWorkersAllowed(workers: number, config: AppConfig | undefin
     database !== "postgres" ? `database.backend is '${database}' (needs 'postgres', with database.postgres_url)` : undefined,
     bridge !== "redis" ? `stream_bridge.type is '${bridge}' (needs 'redis', with stream_bridge.redis_url)` : undefined,
   ].filter(Boolean);
+  // the fix names only the sections still to change: one already right is not repeated
+  const sections = [
+    database !== "postgres" ? "`database: {backend: postgres, postgres_url: $DATABASE_URL}`" : undefined,
+    bridge !== "redis" ? "`stream_bridge: {type: redis, redis_url: $REDIS_URL}`" : undefined,
+  ].filter(Boolean);
   throw new UsageError(
     `--workers ${workers} needs runs shared between processes, but ${wrong.join(" and ")}. ` +
-      "Set `database: {backend: postgres, postgres_url: $DATABASE_URL}` and `stream_bridge: {type: redis, redis_url: $REDIS_URL}` in config.yaml " +
-      "(see docs/scale-out.md), or start one worker.",
+      `Set ${sections.join(" and ")} in config.yaml (see docs/scale-out.md), or start one worker.`,
     "serve",
   );
 }
