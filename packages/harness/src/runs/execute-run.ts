@@ -3,7 +3,7 @@ import { RunCancelledError } from "../errors";
 import type { RunOptions, RunResult } from "../runtime";
 import type { RunBackends, RunStreamWriter } from "./backend-types";
 import type { LeaseKeeper } from "./lease-keeper";
-import { runFence } from "./lease-keeper";
+import { leaseMayBeLost, runFence } from "./lease-keeper";
 import { SILENT_WRITER } from "./local-run";
 import type { LocalRun } from "./local-run";
 import { MessageCoalescer } from "./message-coalescer";
@@ -21,6 +21,8 @@ export interface RunExecutionContext {
   leaseFor(run: LocalRun): LeaseKeeper;
   /** Logs one line (prefixed by the service). */
   log(message: string): void;
+  /** Epoch ms (the service's clock). */
+  clock(): number;
 }
 
 /**
@@ -37,9 +39,11 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
   let failure: unknown;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writer: RunStreamWriter = SILENT_WRITER;
-  // A run taken over by another process publishes nothing more: the stream is the new owner's.
+  // A run taken over by another process publishes nothing more: the stream is the new owner's. Where another process
+  // could take it over, an event is published only while its lease is surely still this process's.
+  const guarded = backends.shared;
   const frames = new MessageCoalescer((event, data) => {
-    if (!run.leaseLost) writer.publish(event, data);
+    if (guarded ? !leaseMayBeLost(run, at.clock(), at.log) : !run.leaseLost) writer.publish(event, data);
   });
   try {
     writer = await run.writer;

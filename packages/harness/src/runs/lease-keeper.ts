@@ -13,6 +13,8 @@ interface LeasedRun {
   holdsLease: boolean;
   /** The epoch of the claim (when the leases count epochs). */
   leaseEpoch?: number;
+  /** The last confirmed expiry plus grace (set by the keeper). */
+  leaseSafeUntil?: number;
 }
 
 /**
@@ -49,6 +51,23 @@ export function endTakenOver(run: LocalRun, result: RunResult | undefined, failu
   const error = `Run ${run.runId} is executed by another process now (its lease was taken over); this process stopped it`;
   run.resolveDone({ runId: run.runId, threadId: run.threadId, status: "interrupted", error, result, failure });
   run.resolveRecorded();
+}
+
+/**
+ * True (and the run stopped here as taken over) when the run's lease may
+ * have been taken over: the clock is past its last confirmed expiry plus
+ * grace (this process stalled or could not renew), so another process may
+ * own it now. Checked before each event is published, so an owner that wakes
+ * from a stall shows nobody what it produced meanwhile; if nobody took the
+ * run over, the takeover (here or elsewhere) resumes it from its checkpoint.
+ */
+export function leaseMayBeLost(run: LocalRun, now: number, log: (message: string) => void): boolean {
+  if (run.leaseLost) return true;
+  if (run.leaseSafeUntil === undefined || now <= run.leaseSafeUntil) return false;
+  run.leaseLost = true;
+  log(`the lease of run ${run.runId} ran out ${now - run.leaseSafeUntil} ms past its grace without a renewal; another process may own it now, stopping it here`);
+  run.controller.abort(new RunCancelledError("lease_lost"));
+  return true;
 }
 
 /**
@@ -95,7 +114,9 @@ export class LeaseKeeper {
 
   /** Take the lease (throws `run_not_active_here` when another live owner holds it) and start renewing it. */
   async hold(): Promise<void> {
-    const { leaseMs } = this.backends.ownership;
+    const { leaseMs, graceMs } = this.backends.ownership;
+    // (a lease taken by the caller just now — a takeover, a new run's reservation — is as fresh as one taken here)
+    this.run.leaseSafeUntil = this.clock() + leaseMs + graceMs;
     if (!this.run.holdsLease) {
       const now = this.clock();
       const claimed = await claimLease(this.backends.leases, this.run.runId, this.run.threadId, this.backends.ownerId, now + leaseMs, now);
@@ -133,6 +154,7 @@ export class LeaseKeeper {
     const expiresAt = this.clock() + backends.ownership.leaseMs;
     try {
       const kept = await backends.leases.renew(run.runId, backends.ownerId, expiresAt);
+      if (kept) run.leaseSafeUntil = expiresAt + backends.ownership.graceMs;
       if (backends.shared) await backends.lock.renew(run.threadId, run.runId, backends.ownerId, expiresAt);
       if (!kept && this.timer && !this.lostOnce) {
         this.lostOnce = true;

@@ -27,6 +27,8 @@ export interface LocalRun extends RunHandle {
   holdsLease: boolean;
   /** The epoch of this process's claim of the run's lease, when its leases have epochs (the fence of its checkpoint writes). */
   leaseEpoch?: number;
+  /** Until when (epoch ms) no other process can have taken the lease over: its last confirmed expiry plus grace. */
+  leaseSafeUntil?: number;
   /** Holds and renews the run's lease (shared backends, or `run_ownership.heartbeat_enabled`). */
   lease?: LeaseKeeper;
   resolveDone(end: RunEndState): void;

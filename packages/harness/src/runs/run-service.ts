@@ -172,12 +172,11 @@ export class RunService {
     }
     const context = { ...request.context, thread_id: threadId, run_id: runId, user_id: request.userId };
     const record = newRunRecord(request, runId, context, strategy, startsNow && !remoteWait);
-    const run = this.newRun({ ...request, runId, context, strategy }, record, {
-      // Both writes are queued now, before anything the run writes, and commit with the next group commit.
-      stored: this.host.recorder.begin(record, request.createThread ? { createThread: request.createThread } : {}),
-      writer: request.stream === false ? Promise.resolve(SILENT_WRITER) : this.openWriter(runId, threadId, false),
-      resumed: false,
-    });
+    // Both writes are queued now, before anything the run writes, and commit with the next group commit.
+    const stored = this.host.recorder.begin(record, request.createThread ? { createThread: request.createThread } : {});
+    // On shared backends its `metadata` event (its id, to readers) waits for its record: other processes then find it.
+    const writer = request.stream === false ? Promise.resolve(SILENT_WRITER) : this.openWriter(runId, threadId, false, this.backends.shared ? stored : undefined);
+    const run = this.newRun({ ...request, runId, context, strategy }, record, { stored, writer, resumed: false });
     run.remoteWait = remoteWait;
     run.holdsLease = leased !== undefined;
     run.leaseEpoch = leased?.epoch;
@@ -337,10 +336,12 @@ export class RunService {
     return run;
   }
 
-  private openWriter(runId: string, threadId: string, resume: boolean): Promise<RunStreamWriter> {
-    return this.bridge.writer(runId, resume ? { resume: true } : undefined).then((writer) => {
+  private openWriter(runId: string, threadId: string, resume: boolean, after?: Promise<void>): Promise<RunStreamWriter> {
+    return this.bridge.writer(runId, resume ? { resume: true } : undefined).then(async (writer) => {
       // A resumed stream goes on after what its readers already saw; a new one starts with the run's ids.
-      if (!resume) writer.publish("metadata", { run_id: runId, thread_id: threadId });
+      if (resume) return writer;
+      await after?.catch(() => undefined);
+      writer.publish("metadata", { run_id: runId, thread_id: threadId });
       return writer;
     });
   }
@@ -397,7 +398,7 @@ export class RunService {
 
   private async execute(run: LocalRun): Promise<void> {
     const log = (m: string) => this.log(`${this.prefix()} ${m}`);
-    const { result, failure } = await executeRun(run, { host: this.host, backends: this.backends, slots: this.slots, policy: this.policy, leaseFor: (r) => this.leaseFor(r), log });
+    const { result, failure } = await executeRun(run, { host: this.host, backends: this.backends, slots: this.slots, policy: this.policy, leaseFor: (r) => this.leaseFor(r), log, clock: this.clock });
     await this.finish(run, result, failure);
   }
 
@@ -422,8 +423,7 @@ export class RunService {
     }
     if (end.event) writer.publish("error", end.event);
     if (end.log) this.log(`${this.prefix()} run ${run.runId} failed: ${end.log}`);
-    // A run that never loaded its thread committed nothing: nothing to roll back. A run without a stored record
-    // leaves nothing behind either.
+    // A run that never loaded its thread, or has no stored record, left nothing behind to roll back.
     const rolledBack = run.cancelAction === "rollback" || storeError !== undefined;
     if (rolledBack && result && result.startCheckpointId !== undefined) {
       await rollbackThread(this.host, run.threadId, result.startCheckpointId).catch((err: unknown) =>

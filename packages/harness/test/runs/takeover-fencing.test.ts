@@ -148,7 +148,7 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
   });
 
   /** One "process": its own pool, stores, Redis connections, model and agent, on the shared clock. */
-  async function proc(name: string, steps: ScriptStep[]): Promise<Proc> {
+  async function proc(name: string, steps: ScriptStep[], own: { now: number } = clock): Promise<Proc> {
     const logs: string[] = [];
     const log = (m: string) => logs.push(m);
     const storage = await openPostgresStorage({ url: db.url, log, max: 4 });
@@ -176,9 +176,9 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
       ownership: OWNERSHIP,
       close: async () => undefined,
     };
-    const service = new RunService({ host: runtime, backends, log, clock: () => clock.now });
+    const service = new RunService({ host: runtime, backends, log, clock: () => own.now });
     // rounds only when the test asks (no timer fires: the manual timers are never run)
-    const takeover = runTakeoverFor(service, { log, now: () => clock.now, timers: { setTimeout: () => 0, clearTimeout: () => undefined } });
+    const takeover = runTakeoverFor(service, { log, now: () => own.now, timers: { setTimeout: () => 0, clearTimeout: () => undefined } });
     const p = { name, storage, transport, runtime, service, takeover, model, gate, counter, logs };
     procs.push(p);
     return p;
@@ -194,7 +194,10 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
 
   it("late heartbeats: another process takes over; the old owner's next commit is refused, it runs no tool and publishes nothing more", async () => {
     // A: asks for the gate (held), then would ask for the counting tool and answer. B: the same run from its head.
-    const a = await proc("A", [callGate, callCount, "A's answer (never stored)"]);
+    // A's clock does not see its lease run out (its heartbeats look on time to itself; B's clock is ahead): only the
+    // fence in the checkpoint store stops it.
+    const clockA = { now: clock.now };
+    const a = await proc("A", [callGate, callCount, "A's answer (never stored)"], clockA);
     const b = await proc("B", ["B's answer"]);
     b.gate.open();
     const tid = thread();
@@ -241,6 +244,30 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
     const stored = JSON.stringify(await admin.xrange(`${prefix}:stream_bridge:${run.runId}`, "-", "+"));
     expect(stored).toContain("B's answer");
     expect(stored).not.toContain("opened by A");
+  });
+
+  it("an owner that stalled past lease + grace (one clock) stops at its next event, before it commits or publishes anything", async () => {
+    const a = await proc("A", [callGate, callCount, "never"]);
+    const b = await proc("B", ["B's answer"]);
+    b.gate.open();
+    const tid = thread();
+    const run = await a.service.create(request(tid, "stall"));
+    await a.gate.entered;
+    clock.now += LATE;
+    expect(await b.takeover.round()).toMatchObject({ resumed: [run.runId] });
+    const onB = b.service.get(run.runId)!;
+    expect((await onB.done).status).toBe("success");
+    await onB.recorded;
+    const rows = await checkpointRows(b.storage, tid);
+    a.gate.open();
+    expect(await run.done).toMatchObject({ status: "interrupted", error: expect.stringMatching(/executed by another process now/) });
+    expect(a.logs.join("\n")).toMatch(new RegExp(`the lease of run ${run.runId} ran out \\d+ ms past its grace without a renewal`));
+    expect(a.counter.n).toBe(0);
+    expect(a.model.callCount).toBe(1);
+    expect(await checkpointRows(b.storage, tid)).toEqual(rows);
+    const stored = JSON.stringify(await admin.xrange(`${prefix}:stream_bridge:${run.runId}`, "-", "+"));
+    expect(stored).not.toContain("opened by A");
+    expect(await b.runtime.stores.runs.get(run.runId)).toMatchObject({ status: "success" });
   });
 
   it("a rollback cancel of an orphaned run restores the thread to before the run and ends it as a local rollback does", async () => {
