@@ -14,6 +14,25 @@ export function colorsEnabled(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv
   return !!stream.isTTY && env.TERM !== "dumb";
 }
 
+/** Exit code when stdout's reader went away (128 + SIGPIPE), as other command-line tools end. */
+export const BROKEN_PIPE_EXIT = 141;
+
+const guarded = new WeakSet<NodeJS.WritableStream>();
+
+/**
+ * End the process quietly when `stream`'s reader is gone (`deerflow run … | head`):
+ * node ignores SIGPIPE, so the next write fails with EPIPE, and without a listener
+ * that is an unhandled 'error' event with a stack trace. Other errors are rethrown.
+ */
+export function exitOnBrokenPipe(stream: NodeJS.WritableStream): void {
+  if (guarded.has(stream)) return;
+  guarded.add(stream);
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(BROKEN_PIPE_EXIT);
+    throw err;
+  });
+}
+
 /** Terminal output: styled text (TTY only) and a spinner (TTY only). */
 export class Terminal {
   readonly color: boolean;

@@ -1,5 +1,5 @@
 import { describeError, UsageError } from "./common";
-import { Terminal } from "./io";
+import { exitOnBrokenPipe, Terminal } from "./io";
 import { PromptAbortedError } from "./password-input";
 
 /** Top-level help. */
@@ -42,6 +42,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
  * (serve, scripted-llm) that keep the process alive.
  */
 export async function main(argv: string[], term: Terminal = new Terminal()): Promise<number | null> {
+  if (term.out === process.stdout) exitOnBrokenPipe(process.stdout);
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     term.line(MAIN_HELP);
