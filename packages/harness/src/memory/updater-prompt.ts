@@ -9,6 +9,9 @@ import { escapeXmlText as escapeText, escapeXmlTextDeep as escapeDeep } from "..
 import type { MemoryDocument, MemoryFact } from "./types";
 import type { MemorySignal } from "./message-filter";
 
+/** How the updater's system prompt begins: lets a scripted test model tell an updater call from a chat turn. */
+export const UPDATER_PROMPT_OPENING = "You maintain the long-term memory of an assistant about one user.";
+
 const SYSTEM = `You maintain the long-term memory of an assistant about one user. Read the conversation and decide what to remember about the user.
 
 Work in three steps before you answer:

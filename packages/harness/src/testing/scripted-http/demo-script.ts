@@ -1,3 +1,4 @@
+import { UPDATER_PROMPT_OPENING } from "../../memory/updater-prompt";
 import type { HttpScriptStep, RecordedLLMRequest } from "./script";
 
 /** Where the demo writes its report in a thread's first turn (inside outputs, so it becomes an artifact). */
@@ -10,6 +11,17 @@ export const DEMO_REPORT_PATH = "/mnt/user-data/outputs/deerflow-demo.md";
  */
 export function demoReportPath(turn: number): string {
   return turn <= 1 ? DEMO_REPORT_PATH : DEMO_REPORT_PATH.replace(/\.md$/, `-${turn}.md`);
+}
+
+/** A memory update that changes nothing. */
+const EMPTY_MEMORY_UPDATE = { user: {}, history: {}, newFacts: [], factsToRemove: [] };
+
+/** True when the request is the memory updater's (its system prompt, OpenAI or Anthropic wire form). */
+function isMemoryUpdaterCall(body: Record<string, unknown>): boolean {
+  if (typeof body.system === "string" && body.system.startsWith(UPDATER_PROMPT_OPENING)) return true;
+  if (Array.isArray(body.system) && textOf(body.system).startsWith(UPDATER_PROMPT_OPENING)) return true;
+  const messages = Array.isArray(body.messages) ? (body.messages as WireMessage[]) : [];
+  return messages.some((m) => m && m.role === "system" && textOf(m.content).startsWith(UPDATER_PROMPT_OPENING));
 }
 
 /** The one command that replaces the demo with a real model. */
@@ -127,6 +139,9 @@ const looksFailed = (result: string | undefined) => !result || /^error\b|^\s*Err
  * a tool is not offered or failed. A test double, not a model.
  */
 export function demoStep(request: RecordedLLMRequest): HttpScriptStep {
+  // The memory updater asks the same model for a JSON update after each run: the demo remembers nothing,
+  // in the shape the updater accepts, instead of a chat answer that fails to parse on every run.
+  if (isMemoryUpdaterCall(request.body ?? {})) return JSON.stringify(EMPTY_MEMORY_UPDATE);
   const turn = turnSoFar(request.body ?? {});
   const file = demoReportPath(turn.number);
   const writeIndex = turn.called.indexOf("write_file");

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { DEMO_REPORT_PATH, demoReportPath, demoStep } from "../../../src/testing";
 import type { HttpScriptedResponse, RecordedLLMRequest } from "../../../src/testing";
+import { parseMemoryUpdate } from "../../../src/memory";
+import { emptyMemoryDocument } from "../../../src/memory/types";
+import { buildUpdaterPrompt, UPDATER_PROMPT_OPENING } from "../../../src/memory/updater-prompt";
 
 const tools = (...names: string[]) => names.map((name) => ({ type: "function", function: { name, parameters: {} } }));
 const req = (body: Record<string, unknown>): RecordedLLMRequest => ({ method: "POST", path: "/v1/chat/completions", headers: {}, body, api: "openai" });
@@ -45,5 +48,34 @@ describe("demoStep (the scripted demo task)", () => {
       { role: "tool", tool_call_id: "a", content: "Error: Permission denied" },
     ];
     expect(demoStep(req({ messages: failed, tools: tools("write_file", "present_files") }))).toMatch(/but the tool failed: Error: Permission denied/);
+  });
+});
+
+describe("demoStep answering the memory updater", () => {
+  const prompt = buildUpdaterPrompt({
+    memory: emptyMemoryDocument(),
+    conversation: "User: plan a trip\nAssistant: Done",
+    signals: new Set(),
+    staleCandidates: [],
+    consolidationGroups: [],
+    maxConsolidationGroups: 0,
+    validDays: () => 30,
+  });
+
+  it("answers the updater's real prompt with an update that parses and changes nothing (OpenAI and Anthropic wire)", () => {
+    expect(prompt.system.startsWith(UPDATER_PROMPT_OPENING)).toBe(true);
+    const openai = demoStep(req({ messages: [{ role: "system", content: prompt.system }, { role: "user", content: prompt.user }] }));
+    const anthropic = demoStep({ ...req({ system: prompt.system, messages: [{ role: "user", content: prompt.user }] }), api: "anthropic" });
+    for (const answer of [openai, anthropic]) {
+      expect(typeof answer).toBe("string");
+      const update = parseMemoryUpdate(answer as string);
+      expect(update.newFacts).toEqual([]);
+      expect(update.factsToRemove).toEqual([]);
+    }
+  });
+
+  it("still plays the demo for a chat turn whose user text quotes the updater's opening", () => {
+    const step = demoStep(req({ messages: [{ role: "user", content: UPDATER_PROMPT_OPENING }], tools: tools("write_file") })) as HttpScriptedResponse;
+    expect(step.toolCalls?.[0].name).toBe("write_file");
   });
 });
