@@ -94,6 +94,30 @@ export interface RunStreamWriter {
   end(): Promise<void>;
   /** Settles when everything published so far is stored; rejects when the backend failed. */
   flush(): Promise<void>;
+  /**
+   * Stop as a writer that lost its run to another process, storing nothing
+   * more: what is pending or not yet confirmed is dropped, and this
+   * process's subscribers get an `error` event carrying the id of the last
+   * entry the backend confirmed (a client resuming from it, on any process,
+   * gets the new owner's events from there), then `end`. Optional: a
+   * single-process bridge has no other owner.
+   */
+  abandon?(message: string): void;
+}
+
+/** How a run's stream writer is opened. */
+export interface StreamWriterOptions {
+  /** Continue after the entries already stored (a takeover). */
+  resume?: boolean;
+  /**
+   * The epoch of the writer's lease claim, read on each write (a queued
+   * run gets its claim after its writer opened). A backend shared by
+   * processes refuses writes from a lower epoch than the highest it saw,
+   * and a resumed writer raises that epoch when it opens, so an owner
+   * replaced by a takeover can append nothing after it. Undefined: the
+   * writer is fenced by the stream's top entry only.
+   */
+  epoch?: () => number | undefined;
 }
 
 /**
@@ -103,7 +127,7 @@ export interface RunStreamWriter {
 export interface StreamBridge {
   readonly kind: "memory" | "sqlite" | "redis";
   /** Start writing a run's stream; with `resume`, continue after the entries already stored (a takeover). */
-  writer(runId: string, options?: { resume?: boolean }): Promise<RunStreamWriter>;
+  writer(runId: string, options?: StreamWriterOptions): Promise<RunStreamWriter>;
   /**
    * Subscribe after `lastEventId` (null or unparsable: from the oldest
    * retained entry). An id older than the retained window yields one `gap`.

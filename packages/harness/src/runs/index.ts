@@ -17,6 +17,7 @@ export type {
   RunSignal,
   RunSignals,
   RunStreamWriter,
+  StreamWriterOptions,
   StreamBridge,
   StreamGap,
   StreamItem,

@@ -1,6 +1,6 @@
 import type { CheckpointFence } from "../checkpoints/types";
 import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
-import type { RunBackends, RunLeases } from "./backend-types";
+import type { RunBackends, RunLeases, RunStreamWriter } from "./backend-types";
 import { TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
 import type { RunResult } from "../runtime";
@@ -45,8 +45,14 @@ export function isTakenOver(err: unknown): boolean {
   return typeof err === "object" && err !== null && TAKEN_OVER_CODES.has((err as { code?: unknown }).code as string);
 }
 
-/** Settle a run another process took over: `interrupted` here, with why; its end is the new owner's to write. */
-export function endTakenOver(run: LocalRun, result: RunResult | undefined, failure: unknown): void {
+/**
+ * Settle a run another process took over: `interrupted` here, with why; its
+ * end is the new owner's to write. Its stream's clients in this process are
+ * let go (`error` at the last event the backend holds, then `end`), storing
+ * nothing: resuming from that id, on any process, they follow the new owner.
+ */
+export function endTakenOver(run: LocalRun, writer: RunStreamWriter, result: RunResult | undefined, failure: unknown): void {
+  writer.abandon?.(`Run ${run.runId} is executed by another process now; this process stopped streaming it (resume from this event's id to follow it)`);
   run.status = "interrupted";
   const error = `Run ${run.runId} is executed by another process now (its lease was taken over); this process stopped it`;
   run.resolveDone({ runId: run.runId, threadId: run.threadId, status: "interrupted", error, result, failure });

@@ -174,9 +174,11 @@ export class RunService {
     const record = newRunRecord(request, runId, context, strategy, startsNow && !remoteWait);
     // Both writes are queued now, before anything the run writes, and commit with the next group commit.
     const stored = this.host.recorder.begin(record, request.createThread ? { createThread: request.createThread } : {});
-    // On shared backends its `metadata` event (its id, to readers) waits for its record: other processes then find it.
-    const writer = request.stream === false ? Promise.resolve(SILENT_WRITER) : this.openWriter(runId, threadId, false, this.backends.shared ? stored : undefined);
-    const run = this.newRun({ ...request, runId, context, strategy }, record, { stored, writer, resumed: false });
+    // On shared backends its `metadata` event (its id, to readers) waits for its record: other processes then find it;
+    // its appends carry its lease epoch, read per batch (a queued run claims its lease after its writer opened).
+    let created: LocalRun | undefined;
+    const writer = request.stream === false ? Promise.resolve(SILENT_WRITER) : this.openWriter(runId, threadId, false, () => created?.leaseEpoch, this.backends.shared ? stored : undefined);
+    const run = (created = this.newRun({ ...request, runId, context, strategy }, record, { stored, writer, resumed: false }));
     run.remoteWait = remoteWait;
     run.holdsLease = leased !== undefined;
     run.leaseEpoch = leased?.epoch;
@@ -213,7 +215,7 @@ export class RunService {
     const replay = queued || (execution.input !== undefined && (await this.host.readState(record.threadId).catch(() => undefined))?.metadata.run_id !== runId);
     const run = this.newRun(resumeRequest(record, execution, replay), { ...record, status: queued ? "pending" : "running" }, {
       stored: Promise.resolve(),
-      writer: this.openWriter(runId, record.threadId, true),
+      writer: this.openWriter(runId, record.threadId, true, () => epoch),
       resumed: true,
     });
     run.holdsLease = true;
@@ -336,9 +338,9 @@ export class RunService {
     return run;
   }
 
-  private openWriter(runId: string, threadId: string, resume: boolean, after?: Promise<void>): Promise<RunStreamWriter> {
-    return this.bridge.writer(runId, resume ? { resume: true } : undefined).then(async (writer) => {
-      // A resumed stream goes on after what its readers already saw; a new one starts with the run's ids.
+  private openWriter(runId: string, threadId: string, resume: boolean, epoch: () => number | undefined, after?: Promise<void>): Promise<RunStreamWriter> {
+    // A resumed stream goes on after what its readers already saw; a new one starts with the run's ids.
+    return this.bridge.writer(runId, { resume, epoch }).then(async (writer) => {
       if (resume) return writer;
       await after?.catch(() => undefined);
       writer.publish("metadata", { run_id: runId, thread_id: threadId });
@@ -418,7 +420,7 @@ export class RunService {
     if (run.leaseLost) {
       // The new owner continues the run, its stream and record; runs queued here behind it wait for its slot.
       void this.release(run, this.active.get(run.threadId) === run);
-      endTakenOver(run, result, failure);
+      endTakenOver(run, writer, result, failure);
       return;
     }
     if (end.event) writer.publish("error", end.event);
@@ -493,7 +495,5 @@ export class RunService {
   }
 }
 
-function conflict(threadId: string): RunServiceError {
-  return new RunServiceError("run_conflict", `Thread ${threadId} already has an active run`);
-}
+const conflict = (threadId: string): RunServiceError => new RunServiceError("run_conflict", `Thread ${threadId} already has an active run`);
 

@@ -23,6 +23,7 @@ import { createAgent } from "../../src/runtime";
 import { openRedisRunTransport, RunService } from "../../src/runs";
 import type { RunBackends, RunRequest, StreamItem } from "../../src/runs";
 import type { RedisRunTransport } from "../../src/runs/bridge/redis-transport";
+import type { LocalRun } from "../../src/runs/local-run";
 import { runTakeoverFor } from "../../src/runs/takeover";
 import type { RunTakeover } from "../../src/runs/takeover";
 import { threadStateSchema } from "../../src/state";
@@ -268,6 +269,49 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
     const stored = JSON.stringify(await admin.xrange(`${prefix}:stream_bridge:${run.runId}`, "-", "+"));
     expect(stored).not.toContain("opened by A");
     expect(await b.runtime.stores.runs.get(run.runId)).toMatchObject({ status: "success" });
+  });
+
+  it("the stale owner's own subscribers are let go (error at the last stored id, then end) and follow the new owner from there", async () => {
+    const a = await proc("A", [callGate, callCount, "never"]);
+    const b = await proc("B", ["B's answer"]);
+    b.gate.open();
+    const tid = thread();
+    const run = await a.service.create(request(tid, "watch me"));
+    // a client of A's, streaming the run from A's local window
+    const onA: StreamItem[] = [];
+    a.service.subscribe(run.runId, null, (item) => onA.push(item));
+    await a.gate.entered;
+    // (what A published so far is in Redis: the handle is A's local run)
+    await (await (run as LocalRun).writer).flush();
+    const seenBefore = onA.length;
+    expect(seenBefore).toBeGreaterThan(0);
+    clock.now += LATE;
+    expect(await b.takeover.round()).toMatchObject({ resumed: [run.runId] });
+    const onB = b.service.get(run.runId)!;
+    expect((await onB.done).status).toBe("success");
+    await onB.recorded;
+    // A wakes: its next event finds the lease gone; it stops the run as taken over
+    a.gate.open();
+    expect((await run.done).status).toBe("interrupted");
+    // its client is let go at once: an error carrying the last id Redis holds of A's, then end; nothing A produced after
+    const tail = onA.slice(seenBefore);
+    expect(tail.map((i) => (i.kind === "event" ? i.event : i.kind))).toEqual(["error", "end"]);
+    const error = tail[0] as Extract<StreamItem, { kind: "event" }>;
+    expect(error.data).toMatchObject({ name: "StreamBridgeError", message: expect.stringMatching(/executed by another process now/) });
+    const lastOfA = onA[seenBefore - 1] as Extract<StreamItem, { kind: "event" }>;
+    expect(error.id).toBe(lastOfA.id);
+    // nothing of A's was stored after it, nor any end of A's
+    const whole = await collect(b.service, run.runId);
+    const wholeEvents = whole.filter((i): i is Extract<StreamItem, { kind: "event" }> => i.kind === "event");
+    expect(wholeEvents.slice(0, seenBefore).map((i) => i.id)).toEqual(onA.slice(0, seenBefore).map((i) => (i as { id: string }).id));
+    expect(whole.filter((i) => i.kind === "end")).toHaveLength(1);
+    // reconnecting with the error's id (on either process) gives exactly the new owner's events, to its end
+    for (const p of [a, b]) {
+      const rest = await collect(p.service, run.runId, error.id);
+      expect(rest.map((i) => (i.kind === "event" ? i.id : i.kind))).toEqual(whole.slice(seenBefore).map((i) => (i.kind === "event" ? i.id : i.kind)));
+      expect(JSON.stringify(rest)).toContain("B's answer");
+      expect(rest.at(-1)?.kind).toBe("end");
+    }
   });
 
   it("a rollback cancel of an orphaned run restores the thread to before the run and ends it as a local rollback does", async () => {

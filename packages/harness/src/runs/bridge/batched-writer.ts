@@ -1,5 +1,5 @@
 import type { RunStreamWriter } from "../backend-types";
-import type { StreamBridgeError } from "../../errors";
+import { StreamBridgeError } from "../../errors";
 import type { RunStream, StreamEventItem } from "./run-stream";
 
 /** A caller of {@link BatchedRunWriter.flush} waiting for everything up to `seq` to be stored. */
@@ -43,6 +43,8 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
   private pendingEnd: string | undefined;
   /** The seq of the newest entry the backend confirmed. */
   private storedSeq: number;
+  /** The id of that entry (null before any): the id a failed or abandoned stream's `error` carries. */
+  private storedId: string | null;
   /** The seq of the newest entry published (events and the end marker). */
   private lastSeq: number;
   private waiters: FlushWaiter[] = [];
@@ -64,6 +66,7 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
     private readonly doubt?: WriterDoubt,
   ) {
     this.storedSeq = stream.ids.nextSeq - 1;
+    this.storedId = stream.latestId;
     this.lastSeq = this.storedSeq;
     this.confirmedAt = doubt ? doubt.clock() : 0;
   }
@@ -128,6 +131,7 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
     const endId = this.pendingEnd;
     this.pendingEnd = undefined;
     const upTo = this.lastSeq;
+    const upToId = endId ?? batch[batch.length - 1].id;
     let written: Promise<unknown>;
     try {
       written = this.write(batch, endId);
@@ -135,13 +139,17 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
       written = Promise.reject(err);
     }
     written.then(
-      () => this.stored(upTo),
+      () => this.stored(upTo, upToId),
       (err: unknown) => this.failed(err),
     );
   }
 
-  private stored(seq: number): void {
-    if (seq > this.storedSeq) this.storedSeq = seq;
+  private stored(seq: number, id: string): void {
+    if (this.error) return;
+    if (seq > this.storedSeq) {
+      this.storedSeq = seq;
+      this.storedId = id;
+    }
     if (this.doubt) this.confirmedAt = this.doubt.clock();
     if (this.held) this.release();
     if (!this.waiters.length) return;
@@ -163,16 +171,33 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
   }
 
   private failed(err: unknown): void {
-    if (this.error) return;
-    this.error = this.failure(err);
+    if (!this.error) this.stop(this.failure(err));
+  }
+
+  /** Stop with `error`: waiters reject, held events are dropped, subscribers get it (then `end`). */
+  private stop(error: StreamBridgeError): void {
+    this.error = error;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.reject(this.error);
-    // Held events were never stored: subscribers get the error with the last id the stream holds.
+    // Held events were never stored: subscribers get the error with the last id the backend confirmed.
     this.held = undefined;
     this.heldEndSeq = undefined;
-    this.stream.fail(this.error.message);
+    this.stream.fail(this.error.message, this.storedId);
     this.writers.forget(this);
+  }
+
+  /**
+   * Another process owns the run now: store nothing more (what is pending
+   * is dropped, a write in flight is ignored), drop the held events, and
+   * end this process's subscribers with an `error` at the last confirmed
+   * id, then `end`. `flush` rejects with the same error from now on.
+   */
+  abandon(message: string): void {
+    if (this.error) return;
+    this.pending = [];
+    this.pendingEnd = undefined;
+    this.stop(new StreamBridgeError(message, { code: "stream_bridge_stale_writer", details: { run_id: this.runId } }));
   }
 }
 

@@ -81,6 +81,11 @@ export function createMemoryStreamBridge(options: MemoryStreamBridgeOptions): St
         flush(): Promise<void> {
           return done;
         },
+        abandon(message: string): void {
+          // Everything published is already held here: the error carries the last event's id.
+          stream.writing = false;
+          stream.fail(message);
+        },
       };
     },
     subscribe(runId: string, lastEventId: string | null, listener: StreamListener): () => void {

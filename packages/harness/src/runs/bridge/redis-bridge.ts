@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
-import type { RunStreamWriter, StreamBridge, StreamListener } from "../backend-types";
+import type { RunStreamWriter, StreamBridge, StreamListener, StreamWriterOptions } from "../backend-types";
 import { StreamBridgeError } from "../../errors";
-import { APPEND_SCRIPT, decodeEntry, encodeEventData, KIND_END, KIND_EVENT, STALE_WRITER_ERROR } from "./redis-entries";
+import { APPEND_SCRIPT, decodeEntry, encodeEventData, epochKeyOf, KIND_END, KIND_EVENT, RESUME_SCRIPT, STALE_WRITER_ERROR } from "./redis-entries";
 import type { RawEntry } from "./redis-entries";
 import { RedisStreamReader } from "./redis-reader";
 import { BatchedRunWriter, RunWriters } from "./batched-writer";
@@ -43,7 +43,7 @@ export interface RedisStreamBridgeOptions {
   clock?: () => number;
 }
 
-type AppendCommand = (key: string, ...args: (string | number)[]) => Promise<unknown>;
+type ScriptCommand = (key: string, epochKey: string, ...args: (string | number)[]) => Promise<unknown>;
 
 /** One run's writer: the local window gets each event at once, Redis gets it in the next batch (one scripted command). */
 class RedisRunWriter extends BatchedRunWriter {
@@ -56,20 +56,23 @@ class RedisRunWriter extends BatchedRunWriter {
     readonly key: string,
     stream: RunStream,
     storedTop: string | undefined,
+    /** The writer's lease epoch, read per batch (see {@link StreamWriterOptions.epoch}). */
+    private readonly epoch: (() => number | undefined) | undefined,
   ) {
     super(core.writers, runId, stream, MAX_BATCH, core.doubt);
     this.sentTop = storedTop ?? "";
   }
 
   protected write(events: StreamEventItem[], endId: string | undefined): Promise<unknown> {
-    const args: (string | number)[] = [this.core.maxlen, this.core.ttlSeconds, this.sentTop];
+    const epoch = this.epoch?.();
+    const args: (string | number)[] = [this.core.maxlen, this.core.ttlSeconds, this.sentTop, epoch === undefined ? "" : epoch];
     for (const item of events) args.push(item.id, KIND_EVENT, item.event, encodeEventData(item.data));
     if (events.length) this.sentTop = events[events.length - 1].id;
     if (endId !== undefined) {
       args.push(endId, KIND_END, "", "");
       this.sentTop = endId;
     }
-    return this.core.append(this.key, ...args);
+    return this.core.append(this.key, epochKeyOf(this.key), ...args);
   }
 
   protected failure(err: unknown): StreamBridgeError {
@@ -91,7 +94,9 @@ class RedisBridgeCore {
   readonly maxlen: number;
   readonly ttlSeconds: number;
   readonly clean: (err: unknown) => string;
-  readonly append: AppendCommand;
+  readonly append: ScriptCommand;
+  /** Raise the writer epoch and read the stream (a takeover's writer opens). */
+  readonly resume: ScriptCommand;
   readonly writers = new RunWriters<RedisRunWriter>();
   readonly doubt: WriterDoubt;
 
@@ -101,10 +106,12 @@ class RedisBridgeCore {
     this.clean = options.clean;
     this.doubt = { afterMs: options.inDoubtAfterMs ?? IN_DOUBT_AFTER_MS, clock: options.clock ?? Date.now };
     if (!(cmd as unknown as Record<string, unknown>).deerflowStreamAppend) {
-      cmd.defineCommand("deerflowStreamAppend", { numberOfKeys: 1, lua: APPEND_SCRIPT });
+      cmd.defineCommand("deerflowStreamAppend", { numberOfKeys: 2, lua: APPEND_SCRIPT });
+      cmd.defineCommand("deerflowStreamResume", { numberOfKeys: 2, lua: RESUME_SCRIPT });
     }
-    const command = (cmd as unknown as { deerflowStreamAppend: AppendCommand }).deerflowStreamAppend;
-    this.append = (key, ...args) => command.call(cmd, key, ...args);
+    const scripts = cmd as unknown as { deerflowStreamAppend: ScriptCommand; deerflowStreamResume: ScriptCommand };
+    this.append = (key, epochKey, ...args) => scripts.deerflowStreamAppend.call(cmd, key, epochKey, ...args);
+    this.resume = (key, epochKey, ...args) => scripts.deerflowStreamResume.call(cmd, key, epochKey, ...args);
   }
 }
 
@@ -138,17 +145,26 @@ export function createRedisStreamBridge(options: RedisStreamBridgeOptions): Stre
   return {
     kind: "redis",
     keyOf,
-    async writer(runId: string, opts?: { resume?: boolean }): Promise<RunStreamWriter> {
+    async writer(runId: string, opts?: StreamWriterOptions): Promise<RunStreamWriter> {
       if (closed) throw new StreamBridgeError("The Redis stream bridge is closed.", { code: "stream_bridge_closed" });
       const key = keyOf(runId);
       let stream: RunStream;
       let top: string | undefined;
       if (opts?.resume) {
         // A takeover: go on after the last stored entry, and keep the retained ones for this process's subscribers.
+        // With a lease epoch the read also raises the stream's writer epoch: the replaced owner appends nothing after it.
+        const epoch = opts.epoch?.();
         let raw: RawEntry[];
         try {
-          raw = (await cmd.xrange(key, "-", "+")) as RawEntry[];
+          raw = (epoch === undefined ? await cmd.xrange(key, "-", "+") : await core.resume(key, epochKeyOf(key), epoch, core.ttlSeconds)) as RawEntry[];
         } catch (err) {
+          const message = options.clean(err);
+          if (message.includes(STALE_WRITER_ERROR)) {
+            throw new StreamBridgeError(`Redis stream bridge: run ${runId} is written by another process now (a later takeover); ${message.replace(STALE_WRITER_ERROR, "").trim()}.`, {
+              code: "stream_bridge_stale_writer",
+              details: { run_id: runId },
+            });
+          }
           throw unavailable("resuming the stream of", runId, err);
         }
         const entries = raw.map(decodeEntry).filter((e) => e !== undefined);
@@ -158,7 +174,7 @@ export function createRedisStreamBridge(options: RedisStreamBridgeOptions): Stre
       } else {
         stream = new RunStream(runId, core.maxlen, Number.POSITIVE_INFINITY);
       }
-      const w = new RedisRunWriter(core, runId, key, stream, top);
+      const w = new RedisRunWriter(core, runId, key, stream, top, opts?.epoch);
       core.writers.local.set(runId, w);
       return w;
     },

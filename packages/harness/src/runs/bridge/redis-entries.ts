@@ -46,8 +46,13 @@ export function decodeEntry(entry: RawEntry): StoredEntry | undefined {
   return { at, item: { kind: "event", id, event: field(fields, "event") ?? "message", data } };
 }
 
-/** The error an append fails with when the stream's top is not where the writer left it. */
+/** The error an append fails with when the stream is written by another (newer) writer. */
 export const STALE_WRITER_ERROR = "DEERFLOW_STALE_WRITER";
+
+/** The key next to a run's stream that holds the highest lease epoch of its writers (same TTL as the stream). */
+export function epochKeyOf(streamKey: string): string {
+  return `${streamKey}:writer_epoch`;
+}
 
 /**
  * Appends a batch of entries to one run's stream and sets its TTL, in one
@@ -55,21 +60,36 @@ export const STALE_WRITER_ERROR = "DEERFLOW_STALE_WRITER";
  * holds. Events are capped at `maxlen`; the end marker is kept on top of
  * them (`maxlen + 1`).
  *
- * The batch goes in only when the stream's newest entry is the one this
- * writer wrote last (`prev`; empty for a new stream): a writer whose run
- * was taken over by another process is refused instead of interleaving its
- * ids with the new owner's. A stream that expired meanwhile is accepted.
+ * A writer with a lease epoch is refused when the stream's writer-epoch
+ * key holds a higher one (a takeover raised it: this writer lost the run),
+ * and raises it when its own is higher; whatever the stream's top is, so a
+ * stale append that slipped in before cannot make the new owner's append
+ * fail. A writer without an epoch goes in only when the stream's newest
+ * entry is the one it wrote last (`prev`; empty for a new stream). A stream
+ * that expired meanwhile is accepted.
  *
- * KEYS[1] = stream; ARGV = maxlen, ttl seconds (0: none), prev, then id, kind, event, data per entry.
+ * KEYS[1] = stream, KEYS[2] = its writer-epoch key; ARGV = maxlen, ttl
+ * seconds (0: none), prev, epoch ('' for none), then id, kind, event, data
+ * per entry.
  */
 export const APPEND_SCRIPT = `
-local prev = ARGV[3]
-local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-if top and top[1] ~= prev then
-  return redis.error_reply('${STALE_WRITER_ERROR} stream is at ' .. top[1] .. ', the writer expected ' .. (prev == '' and 'a new stream' or prev))
+local epoch = ARGV[4]
+if epoch ~= '' then
+  local mine = tonumber(epoch)
+  local held = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if mine < held then
+    return redis.error_reply('${STALE_WRITER_ERROR} stream is written at lease epoch ' .. held .. ', this writer holds epoch ' .. mine)
+  end
+  if mine > held then redis.call('SET', KEYS[2], epoch) end
+else
+  local prev = ARGV[3]
+  local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+  if top and top[1] ~= prev then
+    return redis.error_reply('${STALE_WRITER_ERROR} stream is at ' .. top[1] .. ', the writer expected ' .. (prev == '' and 'a new stream' or prev))
+  end
 end
 local maxlen = tonumber(ARGV[1])
-for i = 4, #ARGV, 4 do
+for i = 5, #ARGV, 4 do
   if ARGV[i + 1] == 'end' then
     redis.call('XADD', KEYS[1], 'MAXLEN', maxlen + 1, ARGV[i], 'kind', 'end')
   else
@@ -77,6 +97,31 @@ for i = 4, #ARGV, 4 do
   end
 end
 local ttl = tonumber(ARGV[2])
-if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
-return (#ARGV - 3) / 4
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
+return (#ARGV - 4) / 4
+`;
+
+/**
+ * A takeover's writer opens: raise the stream's writer epoch to the
+ * writer's (refused when a higher one is there already) and read the
+ * stream, in one step, so every append of an older writer is either in
+ * what is read or refused.
+ *
+ * KEYS[1] = stream, KEYS[2] = its writer-epoch key; ARGV = epoch, ttl seconds (0: none).
+ */
+export const RESUME_SCRIPT = `
+local mine = tonumber(ARGV[1])
+local held = tonumber(redis.call('GET', KEYS[2]) or '0')
+if mine < held then
+  return redis.error_reply('${STALE_WRITER_ERROR} stream is written at lease epoch ' .. held .. ', this writer holds epoch ' .. mine)
+end
+if mine > held then
+  redis.call('SET', KEYS[2], ARGV[1])
+  local ttl = tonumber(ARGV[2])
+  if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
+end
+return redis.call('XRANGE', KEYS[1], '-', '+')
 `;

@@ -132,11 +132,14 @@ export class RunStream {
     for (const l of ls) deliver(l, END);
   }
 
-  /** The backend under the stream failed: listeners get an `error` event, then `end`; nothing more is delivered. */
-  fail(message: string): void {
+  /**
+   * The backend under the stream failed (or its writer lost the run): listeners get an `error` event, then `end`;
+   * nothing more is delivered. `atId` is the id the error carries (default: the last event's).
+   */
+  fail(message: string, atId?: string | null): void {
     if (this.ended) return;
-    // The id of the last event: a subscriber reconnecting with it resumes exactly where it stopped.
-    const item = bridgeErrorItem(this.latestId ?? "0-0", message);
+    // A subscriber reconnecting with the error's id resumes exactly after what the backend holds.
+    const item = bridgeErrorItem(atId ?? this.latestId ?? "0-0", message);
     this.ended = true;
     const ls = this.listeners;
     this.listeners = [];

@@ -136,6 +136,66 @@ describe.skipIf(!url)("Redis stream bridge", () => {
       expect((await c.done).map((x) => (x.kind === "event" ? (x.data as { n: number }).n : x.kind))).toEqual([0, 1, "end"]);
     });
 
+    it("lease epochs: a stale append between the new owner's open and its first append is refused, the new owner's goes in", async () => {
+      const runId = uniqueRunId("epoch-race");
+      const key = pair.a.bridge.keyOf(runId);
+      const old = await pair.a.bridge.writer(runId, { epoch: () => 1 });
+      const onOld = collect(pair.a.bridge, runId, null);
+      const first = old.publish("values", { n: 0 });
+      await old.flush();
+      expect(await admin.get(`${key}:writer_epoch`)).toBe("1");
+      // the takeover claimed epoch 2 and opens its writer: from here on the stream is its
+      const taker = await pair.b.bridge.writer(runId, { resume: true, epoch: () => 2 });
+      expect(await admin.get(`${key}:writer_epoch`)).toBe("2");
+      // the stale owner appends before the new owner's first append: refused (the stream's top is still its own)
+      const refused = old.publish("values", { n: 99 });
+      await expect(old.flush()).rejects.toMatchObject({ name: "StreamBridgeError", code: "stream_bridge_stale_writer", message: expect.stringMatching(/lease epoch 2, this writer holds epoch 1/) });
+      // its local subscriber (shown the event at once: the writer was not in doubt yet) is let go at the last id Redis
+      // took from it, so resuming from the error's id it gets the new owner's events from there
+      const local = await onOld.done;
+      expect(local.map((x) => (x.kind === "event" ? `${x.event}:${x.id}` : x.kind))).toEqual([`values:${first}`, `values:${refused}`, `error:${first}`, "end"]);
+      // the new owner's append goes in after the old owner's last stored entry
+      const next = taker.publish("values", { n: 1 });
+      await taker.flush();
+      await taker.end();
+      const entries = (await admin.xrange(key, "-", "+")) as [string, string[]][];
+      expect(entries.map((e) => e[0]).slice(0, 2)).toEqual([first, next]);
+      const c = collect(pair.b.bridge, runId, null);
+      expect((await c.done).map((x) => (x.kind === "event" ? (x.data as { n: number }).n : x.kind))).toEqual([0, 1, "end"]);
+      // the epoch key expires with the stream
+      expect(await admin.ttl(`${key}:writer_epoch`)).toBeGreaterThan(3000);
+      // a writer whose epoch is below the stream's cannot even open a resumed writer
+      await expect(pair.a.bridge.writer(runId, { resume: true, epoch: () => 1 })).rejects.toMatchObject({ code: "stream_bridge_stale_writer" });
+    });
+
+    it("abandon: a writer that lost its run stores nothing more and ends its local subscribers with an error at the last stored id", async () => {
+      const runId = uniqueRunId("abandon");
+      const key = pair.a.bridge.keyOf(runId);
+      const w = await pair.a.bridge.writer(runId, { epoch: () => 3 });
+      const stored = w.publish("values", { n: 0 });
+      await w.flush();
+      const onA = collect(pair.a.bridge, runId, null);
+      // published but not yet sent (the batch goes out at the end of this turn): abandoned before it is
+      w.publish("values", { n: 1 });
+      w.abandon!("taken over");
+      const items = await onA.done;
+      expect(items.at(-2)).toMatchObject({ kind: "event", event: "error", id: stored, data: { message: "taken over", name: "StreamBridgeError" } });
+      expect(items.at(-1)).toEqual({ kind: "end" });
+      await expect(w.flush()).rejects.toMatchObject({ code: "stream_bridge_stale_writer" });
+      w.publish("values", { n: 2 });
+      // a write on the same connection after the next batch turn: anything the abandoned writer sent is in by then
+      await new Promise((r) => setImmediate(r));
+      const probe = await pair.a.bridge.writer(uniqueRunId("abandon-probe"));
+      probe.publish("values", { n: 0 });
+      await probe.end();
+      expect(((await admin.xrange(key, "-", "+")) as [string, string[]][]).map((e) => e[0])).toEqual([stored]);
+      // a later subscriber reads Redis: the one stored event (the end is the new owner's to write)
+      const fresh = collect(pair.b.bridge, runId, null);
+      await fresh.eventCount(1);
+      expect(fresh.events().map((e) => e.id)).toEqual([stored]);
+      fresh.stop();
+    });
+
     it("carries run signals across processes, once each, with the sender's listeners called at once", async () => {
       const gotA: RunSignal[] = [];
       const gotB: RunSignal[] = [];

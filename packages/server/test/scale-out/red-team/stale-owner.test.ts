@@ -122,12 +122,12 @@ describe.skipIf(!PG || !REDIS)("red team: a stale owner and takeover races", { t
     stopped.delete(a.pid);
     // it notices (a refused renewal, checkpoint write or append) and stops the run without ending it
     await a.waitFor(new RegExp(`(lost the lease of run ${runId}|the lease of run ${runId} ran out|run ${runId} was taken over|run ${runId} is written by another process)`), 20_000);
-    // What the woken owner sends its own client (late events, then an error and end) follows its wake-up at once.
-    // An owner that stops without publishing leaves that client open (the open case of the todo below), so the
-    // client is let go after 5 s here; either way it must never have been shown the stale writer's late answer.
-    await Promise.race([onA.done, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    // What the woken owner sends its own client (an error at the last stored id, then end) follows its wake-up at once;
+    // it must never have been shown the stale writer's late answer.
+    await Promise.race([onA.done, new Promise((_, reject) => setTimeout(() => reject(new Error("the stale owner's client still hangs 15 s after SIGCONT")), 15_000))]);
     onA.abort();
     expect(JSON.stringify(onA.frames)).not.toContain("first-answer");
+    expect(onA.frames.slice(-2).map((f) => f.event)).toEqual(["error", "end"]);
 
     // one writer everywhere: the record, the state, the durable stream
     expect((await getRun(c.api, tid, runId)).status).toBe("success");
@@ -137,19 +137,15 @@ describe.skipIf(!PG || !REDIS)("red team: a stale owner and takeover races", { t
     assertOneWriter(replay);
     expect(JSON.stringify(replay)).not.toContain("first-answer");
     // the client reconnects where it stopped and gets the rest of the run
-    const rest = await (await joinRun(b.api, tid, runId, lastId(onA.frames.filter((f) => f.event !== "error")))).done;
+    const rest = await (await joinRun(b.api, tid, runId, lastId(onA.frames))).done;
     expect(rest.at(-1)?.event).toBe("end");
     expect(JSON.stringify(rest)).toContain("second-answer stale");
   });
 
-  // OPEN HOLE (the fix belongs to the run service): an owner frozen past lease + grace wakes, finds its lease
-  // gone (a refused renewal, or its lease ran out past the grace) and aborts the run without publishing anything; the
-  // taken-over branch of RunService.finish (endTakenOver) neither ends nor fails the run's local stream, so the
-  // client streaming from that process gets heartbeats forever. Fix: on a lost lease, fail the writer's local
-  // window (its subscribers get `error` at the last stored id, then `end`) without writing to the backend.
-  // Reproduce: DEERFLOW_RED_TEAM_OPEN=1 npx vitest run packages/server/test/scale-out/red-team/stale-owner.test.ts
-  it.todo("an owner frozen in a model call that never answers: after SIGCONT and the takeover its own SSE client is ended (error + end), not left hanging");
-  it.runIf(process.env.DEERFLOW_RED_TEAM_OPEN === "1")("an owner frozen inside a model call that never answers: after SIGCONT its client is not left hanging and gets the new owner's answer on reconnect", async () => {
+  // An owner frozen past lease + grace wakes, finds its lease gone (a refused renewal, or its lease ran out past the
+  // grace) and stops the run without publishing anything: its own client must still be let go (an `error` carrying the
+  // last id the stream holds, then `end`), and resuming from there on another process gives the new owner's answer.
+  it("an owner frozen inside a model call that never answers: after SIGCONT its client is not left hanging and gets the new owner's answer on reconnect", async () => {
     const [a, b, c] = d.procs.filter((p) => !p.exited && !stopped.has(p.pid)) as [ServeProcess, ServeProcess, ServeProcess];
     const tid = await createThread(a.api);
     const onA = await streamRun(a.api, tid, "[hang-once quiet] freeze me mid-call");
@@ -165,7 +161,10 @@ describe.skipIf(!PG || !REDIS)("red team: a stale owner and takeover races", { t
     // A publishes nothing after waking (its model call is simply aborted): its client must still be let go
     await Promise.race([onA.done, new Promise((_, reject) => setTimeout(() => reject(new Error("the stale owner's client still hangs 15 s after SIGCONT")), 15_000))]);
     expect(JSON.stringify(onA.frames)).not.toContain("second-answer");
-    const rest = await (await joinRun(c.api, tid, runId, lastId(onA.frames.filter((f) => f.event !== "error")))).done;
+    // let go with an error at the last stored id, then end
+    expect(onA.frames.slice(-2).map((f) => f.event)).toEqual(["error", "end"]);
+    expect(JSON.stringify(onA.frames.at(-2)?.data)).toContain("executed by another process now");
+    const rest = await (await joinRun(c.api, tid, runId, lastId(onA.frames))).done;
     expect(rest.at(-1)?.event).toBe("end");
     expect(JSON.stringify(rest)).toContain("second-answer quiet");
   });
