@@ -7,7 +7,6 @@ import { appConfigFromText } from "../../src/config";
 import type { AppConfig } from "../../src/config";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
 import { ConfigError } from "../../src/errors";
-import { humanMessage } from "../../src/messages";
 import { persistenceDbPath, SqliteRunLocks } from "../../src/persistence";
 import { createAgent } from "../../src/runtime";
 import { openRunBackends, ownershipSettings, STREAM_BRIDGE_REDIS_URL_ENV } from "../../src/runs";
@@ -17,6 +16,7 @@ import { openStorage } from "../../src/storage";
 import { freshPostgresDatabase, ScriptedModel, startRedis } from "../../src/testing";
 import type { FreshDatabase } from "../../src/testing";
 import { tool } from "../../src/tools";
+import { runRequest } from "./run-request";
 
 const dirs: string[] = [];
 const closers: Array<() => Promise<unknown>> = [];
@@ -107,20 +107,7 @@ function gateTool() {
 }
 
 function request(threadId: string, text: string, extra: Partial<RunRequest> = {}): RunRequest {
-  return {
-    threadId,
-    userId: "u1",
-    assistantId: "lead_agent",
-    input: { messages: [humanMessage(text)] },
-    settings: { isPlanMode: false, subagentEnabled: false, maxConcurrentSubagents: 3, isBootstrap: false, nonInteractive: false, disableClarification: false, userId: "u1" },
-    recursionLimit: 25,
-    streamModes: ["values"],
-    context: {},
-    configurable: {},
-    metadata: {},
-    kwargs: {},
-    ...extra,
-  };
+  return runRequest(threadId, text, { streamModes: ["values"], ...extra });
 }
 
 describe("run_ownership.heartbeat_enabled on one process's SQLite data dir", () => {

@@ -11,12 +11,13 @@ import { createMemoryStores } from "../../src/persistence";
 import { MemoryRunLeases, MemoryRunLock } from "../../src/persistence";
 import { createAgent } from "../../src/runtime";
 import { createMemoryRunSignals, createMemoryStreamBridge, RunService } from "../../src/runs";
-import type { RunBackends, RunRequest, StreamItem } from "../../src/runs";
+import type { RunBackends, StreamItem } from "../../src/runs";
 import { threadStateSchema } from "../../src/state";
 import { ScriptedModel } from "../../src/testing";
 import type { ScriptStep } from "../../src/testing";
 import { runTakeoverFor } from "../../src/runs/takeover";
 import { tool } from "../../src/tools";
+import { runRequest } from "./run-request";
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -65,22 +66,7 @@ async function runtimeWith(steps: ScriptStep[], gate = new Gate()) {
   return { runtime, model, gate };
 }
 
-function request(threadId: string, text: string, extra: Partial<RunRequest> = {}): RunRequest {
-  return {
-    threadId,
-    userId: "u1",
-    assistantId: "lead_agent",
-    input: { messages: [humanMessage(text)] },
-    settings: { isPlanMode: false, subagentEnabled: false, maxConcurrentSubagents: 3, isBootstrap: false, nonInteractive: false, disableClarification: false, userId: "u1" },
-    recursionLimit: 25,
-    streamModes: ["values", "messages"],
-    context: {},
-    configurable: {},
-    metadata: {},
-    kwargs: {},
-    ...extra,
-  };
-}
+const request = runRequest;
 
 /** Everything a subscription receives until `end` or `gap`. */
 function collect(subscribe: (listener: (item: StreamItem) => void) => () => void): Promise<StreamItem[]> {

@@ -16,12 +16,11 @@ import { z } from "zod";
 import { freshPostgresDatabase } from "@deerflow/harness/testing";
 import type { FreshDatabase } from "@deerflow/harness/testing";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
-import { humanMessage } from "../../src/messages";
 import { openPostgresStorage } from "../../src/postgres";
 import type { PostgresStorage } from "../../src/postgres";
 import { createAgent } from "../../src/runtime";
 import { openRedisRunTransport, RunService } from "../../src/runs";
-import type { RunBackends, RunRequest, StreamItem } from "../../src/runs";
+import type { RunBackends, StreamItem } from "../../src/runs";
 import type { RedisRunTransport } from "../../src/runs/bridge/redis-transport";
 import type { LocalRun } from "../../src/runs/local-run";
 import { runTakeoverFor } from "../../src/runs/takeover";
@@ -30,6 +29,7 @@ import { threadStateSchema } from "../../src/state";
 import { ScriptedModel } from "../../src/testing";
 import type { ScriptStep } from "../../src/testing";
 import { tool } from "../../src/tools";
+import { runRequest } from "./run-request";
 
 const PG = process.env.DEERFLOW_TEST_POSTGRES_URL;
 const REDIS = process.env.DEERFLOW_TEST_REDIS_URL;
@@ -86,22 +86,7 @@ interface Proc {
   logs: string[];
 }
 
-function request(threadId: string, text: string, extra: Partial<RunRequest> = {}): RunRequest {
-  return {
-    threadId,
-    userId: "u1",
-    assistantId: "lead_agent",
-    input: { messages: [humanMessage(text)] },
-    settings: { isPlanMode: false, subagentEnabled: false, maxConcurrentSubagents: 3, isBootstrap: false, nonInteractive: false, disableClarification: false, userId: "u1" },
-    recursionLimit: 25,
-    streamModes: ["values", "messages"],
-    context: {},
-    configurable: {},
-    metadata: {},
-    kwargs: {},
-    ...extra,
-  };
-}
+const request = runRequest;
 
 /** Everything a subscription receives until `end` or `gap`. */
 function collect(service: RunService, runId: string, lastEventId: string | null = null): Promise<StreamItem[]> {
