@@ -190,12 +190,16 @@ describe.skipIf(!pgUrl || !redisUrl)("two runtimes on PostgreSQL + Redis share r
     await db?.drop();
   });
 
-  it("A executes; B joins the stream, cancels it (A aborts it) and waits for the stored end; then B runs on the thread", async () => {
+  /**
+   * Two runtimes ("processes") on one PostgreSQL schema and one Redis, over one scripted model whose first
+   * answer calls the gate tool (the run then waits inside it) and whose second answer is `secondAnswer`.
+   */
+  async function twoSharedRuntimes(schema: string, secondAnswer: string) {
     process.env.DEERFLOW_TEST_RUNS_PG_URL = db.url;
     process.env.DEERFLOW_TEST_RUNS_REDIS_URL = redisUrl;
-    const cfg = config("database:", "  backend: postgres", "  postgres_url: $DEERFLOW_TEST_RUNS_PG_URL", "  postgres_schema: runs_shared", "stream_bridge:", "  type: redis", "  redis_url: $DEERFLOW_TEST_RUNS_REDIS_URL");
+    const cfg = config("database:", "  backend: postgres", "  postgres_url: $DEERFLOW_TEST_RUNS_PG_URL", `  postgres_schema: ${schema}`, "stream_bridge:", "  type: redis", "  redis_url: $DEERFLOW_TEST_RUNS_REDIS_URL");
     const gate = gateTool();
-    const model = new ScriptedModel([{ text: "waiting", toolCalls: [{ name: "gate", args: {} }] }, "B's answer"]);
+    const model = new ScriptedModel([{ text: "waiting", toolCalls: [{ name: "gate", args: {} }] }, secondAnswer]);
     const open = () =>
       DeerFlowRuntime.open({
         config: cfg,
@@ -206,6 +210,11 @@ describe.skipIf(!pgUrl || !redisUrl)("two runtimes on PostgreSQL + Redis share r
     const a = await open();
     const b = await open();
     closers.push(() => a.close(), () => b.close());
+    return { a, b, gate };
+  }
+
+  it("A executes; B joins the stream, cancels it (A aborts it) and waits for the stored end; then B runs on the thread", async () => {
+    const { a, b, gate } = await twoSharedRuntimes("runs_shared", "B's answer");
     expect(a.runs.shared && b.runs.shared).toBe(true);
     const threadId = `shared-${Date.now()}`;
     await a.stores.threads.create({ threadId, userId: "u1", status: "idle", metadata: {}, displayName: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() });
@@ -237,21 +246,7 @@ describe.skipIf(!pgUrl || !redisUrl)("two runtimes on PostgreSQL + Redis share r
   });
 
   it("a thread busy in another process is busy here too (its run lock), and free again once that run ended", async () => {
-    process.env.DEERFLOW_TEST_RUNS_PG_URL = db.url;
-    process.env.DEERFLOW_TEST_RUNS_REDIS_URL = redisUrl;
-    const cfg = config("database:", "  backend: postgres", "  postgres_url: $DEERFLOW_TEST_RUNS_PG_URL", "  postgres_schema: runs_busy", "stream_bridge:", "  type: redis", "  redis_url: $DEERFLOW_TEST_RUNS_REDIS_URL");
-    const gate = gateTool();
-    const model = new ScriptedModel([{ text: "waiting", toolCalls: [{ name: "gate", args: {} }] }, "done"]);
-    const open = () =>
-      DeerFlowRuntime.open({
-        config: cfg,
-        dataDir: tmp(),
-        log: () => undefined,
-        agentFactory: ({ checkpointer }) => createAgent({ model, tools: [gate.tool], checkpointer, stateSchema: threadStateSchema, name: "lead_agent" }),
-      });
-    const a = await open();
-    const b = await open();
-    closers.push(() => a.close(), () => b.close());
+    const { a, b, gate } = await twoSharedRuntimes("runs_busy", "done");
     const threadId = `busy-${Date.now()}`;
     await a.stores.threads.create({ threadId, userId: "u1", status: "idle", metadata: {}, displayName: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() });
     expect(await b.runs.isThreadBusy(threadId)).toBe(false);
