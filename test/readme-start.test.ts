@@ -7,6 +7,16 @@ const root = resolve(__dirname, "..");
 const dataDir = mkdtempSync(join(root, "test", ".start-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
+/** True while any process of the group `pgid` is alive. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 // `npm start` runs at the repository root; a developer's own config.yaml there would (rightly) win over demo mode.
 const hasRootConfig = existsSync(join(root, "config.yaml"));
 if (hasRootConfig) console.warn("[readme-start] skipped: a config.yaml exists at the repository root");
@@ -57,11 +67,25 @@ describe.skipIf(hasRootConfig)("README main command (npm start)", () => {
       expect(await artifact.text()).toContain("> hello newcomer");
       expect(((await (await fetch(`${url}/api/features`)).json()) as { demo_mode: unknown }).demo_mode).toEqual({ enabled: true, configure_command: "npx deerflow init" });
     } finally {
+      // Wait for the server to exit before the data dir is removed: on shutdown it still writes (the thread's
+      // memory update, its stores), and removing the directory under those writes fails with ENOTEMPTY.
+      const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((res) => child.once("exit", () => res()));
       try {
         process.kill(-child.pid!, "SIGTERM");
       } catch {
         /* gone */
       }
+      const killer = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          /* gone */
+        }
+      }, 20_000);
+      await exited;
+      // npm exits before the server it started: wait until no process of the group is left.
+      for (let i = 0; i < 400 && groupAlive(child.pid!); i++) await new Promise((r) => setTimeout(r, 50));
+      clearTimeout(killer);
     }
   }, 150_000);
 });
