@@ -78,7 +78,7 @@ class RedisRunWriter extends BatchedRunWriter {
   protected failure(err: unknown): StreamBridgeError {
     const message = this.core.clean(err);
     return message.includes(STALE_WRITER_ERROR)
-      ? new StreamBridgeError(`Redis stream bridge: run ${this.runId} is written by another process now (taken over); this writer stopped (${message.replace(STALE_WRITER_ERROR, "").trim()}).`, {
+      ? new StreamBridgeError(`Run ${this.runId} is executed by another process now; this process stopped streaming it (resume from this event's id to follow it). Redis stream bridge: the run is written by another process (taken over): ${message.replace(STALE_WRITER_ERROR, "").trim()}.`, {
           code: "stream_bridge_stale_writer",
           details: { run_id: this.runId },
         })

@@ -121,7 +121,7 @@ describe.skipIf(!PG || !REDIS)("red team: a stale owner and takeover races", { t
     process.kill(a.pid, "SIGCONT");
     stopped.delete(a.pid);
     // it notices (a refused renewal, checkpoint write or append) and stops the run without ending it
-    await a.waitFor(new RegExp(`(lost the lease of run ${runId}|the lease of run ${runId} ran out|run ${runId} was taken over|run ${runId} is written by another process)`), 20_000);
+    await a.waitFor(new RegExp(`(lost the lease of run ${runId}|the lease of run ${runId} ran out|run ${runId} was taken over|[Rr]un ${runId} is executed by another process)`), 20_000);
     // What the woken owner sends its own client (an error at the last stored id, then end) follows its wake-up at once;
     // it must never have been shown the stale writer's late answer.
     await Promise.race([onA.done, new Promise((_, reject) => setTimeout(() => reject(new Error("the stale owner's client still hangs 15 s after SIGCONT")), 15_000))]);
