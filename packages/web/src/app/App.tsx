@@ -15,7 +15,7 @@ import { Sidebar, type ThreadEntry } from "../components/Sidebar";
 import { TodoList } from "../components/TodoList";
 import { Toasts } from "../components/Toasts";
 import { groupMessages } from "../stream/groups";
-import type { ChatSettings } from "../stream/settings";
+import { effectiveSettings, type ChatSettings } from "../stream/settings";
 import { describe, ThreadController } from "./thread-controller";
 import { useTheme } from "./theme";
 
@@ -39,6 +39,8 @@ export function App() {
   const [threadsError, setThreadsError] = useState<string | undefined>();
   const [models, setModels] = useState<ModelInfo[]>([]);
   const [settings, setSettings] = useState<ChatSettings>({ thinking: true, planMode: false, reasoningEffort: "medium" });
+  // What runs are sent with: the toolbar choices less what the selected model cannot do.
+  const runSettings = useMemo(() => effectiveSettings(settings, models), [settings, models]);
   const [files, setFiles] = useState<File[]>([]);
   const [panelOpen, setPanelOpen] = useState(false);
   const [selected, setSelected] = useState<string | undefined>();
@@ -270,9 +272,9 @@ export function App() {
             items={items}
             streaming={running}
             onRetry={() => void controller.retry()}
-            onAnswer={(item, answer) => void controller.answerClarification(item.request, answer, settings)}
-            onRegenerate={(id) => void controller.regenerate(id, settings)}
-            onEdit={(id, text) => void controller.editMessage(id, text, settings)}
+            onAnswer={(item, answer) => void controller.answerClarification(item.request, answer, runSettings)}
+            onRegenerate={(id) => void controller.regenerate(id, runSettings)}
+            onEdit={(id, text) => void controller.editMessage(id, text, runSettings)}
             onBranch={(id) =>
               void createBranch(view.threadId!, id).then(
                 (b) => {
@@ -296,7 +298,7 @@ export function App() {
           onSend={(text) => {
             const toSend = files;
             setFiles([]);
-            void controller.send(text, toSend, settings);
+            void controller.send(text, toSend, runSettings);
           }}
         />
         {dragging && <div className="drop-overlay">Drop files to attach</div>}

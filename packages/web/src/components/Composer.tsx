@@ -1,7 +1,7 @@
 import { Icon } from "./Icon";
 import { useRef, useState, type KeyboardEvent } from "react";
 import type { ModelInfo } from "../api/rest";
-import type { ChatSettings, ReasoningEffort } from "../stream/settings";
+import { thinkingAvailable, type ChatSettings, type ReasoningEffort } from "../stream/settings";
 import { useSkillPicker } from "./SkillPicker";
 
 /** Message input with attachments, run options and send/stop. Enter sends, Shift+Enter adds a newline. */
@@ -20,6 +20,8 @@ export function Composer(props: {
   const picker = useRef<HTMLInputElement>(null);
   const model = models.find((m) => m.name === settings.modelName);
   const skillPicker = useSkillPicker(text, setText);
+  // Shown as it will be sent: a model that cannot think shows the box off (the user's choice is kept for the next model).
+  const canThink = thinkingAvailable(model);
 
   const send = () => {
     const t = text.trim();
@@ -81,8 +83,8 @@ export function Composer(props: {
             </option>
           ))}
         </select>
-        <label className="toggle">
-          <input type="checkbox" checked={settings.thinking} disabled={model ? model.supports_thinking === false : false} onChange={(e) => onSettings({ ...settings, thinking: e.target.checked })} />
+        <label className="toggle" title={canThink ? undefined : "This model does not support thinking"}>
+          <input type="checkbox" aria-label="Thinking" checked={canThink && settings.thinking} disabled={!canThink} onChange={(e) => onSettings({ ...settings, thinking: e.target.checked })} />
           Thinking
         </label>
         <label className="toggle">

@@ -18,6 +18,31 @@ export interface ChatSettings {
   agentName?: string;
 }
 
+/** What the composer needs to know of the selected model (a `GET /api/models` entry). */
+export interface ModelCapabilities {
+  supports_thinking?: boolean;
+}
+
+/**
+ * Whether the composer may ask `model` for thinking. A model entry that does not say
+ * `supports_thinking: true` cannot think (the server would only drop the flag with a warning);
+ * with no model known yet (the list did not load) the server's default model decides.
+ */
+export function thinkingAvailable(model: ModelCapabilities | undefined): boolean {
+  return model ? model.supports_thinking === true : true;
+}
+
+/**
+ * The settings a run is sent with: the user's toolbar choices, less what the selected model
+ * cannot do. The user's own choice is kept in `settings`, so picking a thinking model again
+ * brings thinking back.
+ */
+export function effectiveSettings(settings: ChatSettings, models: readonly (ModelCapabilities & { name: string })[]): ChatSettings {
+  const model = models.find((m) => m.name === settings.modelName);
+  if (!settings.thinking || thinkingAvailable(model)) return settings;
+  return { ...settings, thinking: false };
+}
+
 /** Builds the run `context` from the toolbar settings. */
 export function buildRunContext(settings: ChatSettings, threadId: string): Record<string, unknown> {
   const mode: ChatMode = settings.subagents ? "ultra" : settings.planMode ? "pro" : settings.thinking ? "thinking" : "flash";

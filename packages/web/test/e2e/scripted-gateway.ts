@@ -139,6 +139,11 @@ export function route(request: ModelRequest): ScriptStep {
       };
     return "Both sub-agents reported back.";
   }
+  // A tool call that is still running when the user presses Stop (the sandbox kills the command on cancel).
+  if (words.includes("longtool")) {
+    if (step === 0) return { toolCalls: [{ name: "bash", id: "call_long", args: { description: "Wait a long time", command: "sleep 60" } }] };
+    return "Finished waiting.";
+  }
   if (kwargs.human_input_response) {
     const v = (kwargs.human_input_response as { value?: string }).value;
     return `Great choice — planning your trip to ${v}.`;
