@@ -46,8 +46,9 @@ export const limitsSchema = z
   .prefault({});
 
 /**
- * The `sandbox:` section of config.yaml. DeerFlow keys for other providers
- * (`image`, `port`, `replicas`…) are accepted and ignored.
+ * The `sandbox:` section of config.yaml. The container keys (`image`,
+ * `replicas`, `idle_timeout`, `container_prefix`…) are read by the Docker
+ * provider; other providers' keys are accepted and ignored.
  */
 export const sandboxConfigSchema = z
   .object({
@@ -67,6 +68,22 @@ export const sandboxConfigSchema = z
     /** bwrap: bytes of stdout/stderr kept per command (head + tail). */
     max_output_bytes: z.number().int().min(1024).default(1024 * 1024),
     limits: limitsSchema,
+    /** docker: image of the sandbox containers (any image with `/bin/sh` and `sleep`; never pulled). */
+    image: z.string().min(1).nullish(),
+    /** docker: accepted for DeerFlow configs; unused (commands go through the Engine API's exec, no port is published). */
+    port: z.number().int().min(1).max(65535).nullish(),
+    /** docker: containers kept ready — idle ones of released threads plus pre-created ones for new threads (0 = none). */
+    replicas: z.number().int().min(0).nullish().transform((r) => r ?? 3),
+    /** docker: seconds after a thread's last lease ended before its container is removed (0 = only at shutdown). */
+    idle_timeout: z.number().min(0).nullish().transform((t) => t ?? 600),
+    /** docker: container names are `{container_prefix}-{16 hex of sha256(user:thread)}`. */
+    container_prefix: z
+      .string()
+      .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$/, "container_prefix must be a valid Docker name prefix ([a-zA-Z0-9][a-zA-Z0-9_.-]*)")
+      .nullish()
+      .transform((p) => p ?? "deer-flow-sandbox"),
+    /** docker: accepted for DeerFlow configs; a local Docker sandbox always shares the thread dirs through bind mounts. */
+    thread_data_mounts: z.boolean().nullish(),
     /** Extra environment variables exposed to commands (explicit allow-list). */
     environment: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).nullish().transform((e) => e ?? {}),
   })
