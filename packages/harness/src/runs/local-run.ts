@@ -19,6 +19,8 @@ export interface LocalRun extends RunHandle {
   cancelAction?: CancelAction;
   timedOut: boolean;
   started: boolean;
+  /** Its agent returned (or it never ran): only its end is left to write, a cancel can no longer stop it. */
+  ending?: boolean;
   /** Waiting for another process to free the thread's slot (shared backends). */
   remoteWait: boolean;
   leaseLost: boolean;

@@ -1,4 +1,4 @@
-import { DeerFlowError } from "../errors";
+import { DeerFlowError, RunServiceError } from "../errors";
 import type { RunRecordStatus } from "../persistence";
 import type { Agent, RunResult } from "../runtime";
 import type { LocalRun } from "./local-run";
@@ -39,7 +39,8 @@ export function decideEnd(result: RunResult | undefined, failure: unknown, cause
   if (cause.storeError !== undefined) return { status: "error", error: STORE_FAILED, event: { message: STORE_FAILED, name: "StoreError" } };
   if (cause.cancelAction === "rollback") return { status: "error", error: ROLLED_BACK };
   if (cause.timedOut) return { status: "timeout", error: `Run exceeded ${cause.timeoutMs} ms` };
-  if (cause.cancelAction === "interrupt") return { status: "interrupted", error: null };
+  // A cancel that came after the agent had returned (the run was ending) changes nothing: it finished.
+  if (cause.cancelAction === "interrupt" && !(failure === undefined && result?.status === "success")) return { status: "interrupted", error: null };
   if (failure !== undefined) {
     const error = mask(failure instanceof Error ? failure.message : String(failure));
     const name = failure instanceof Error ? failure.name : "Error";
@@ -50,6 +51,21 @@ export function decideEnd(result: RunResult | undefined, failure: unknown, cause
   if (result.status === "interrupted" || result.status === "cancelled") return { status: "interrupted", error: null };
   const error = mask(result.error?.message ?? "Run failed");
   return { status: "error", error, event: { message: error, name: result.error?.name ?? "Error" } };
+}
+
+/**
+ * Refuse a cancel that waited for a run which ended on its own (it finished
+ * before the cancel reached it): answered as for a finished run, DeerFlow's
+ * "Run X is not cancellable (status: success)". A cancel's own ends pass.
+ */
+export function refuseLateCancel(runId: string, end: { status: RunRecordStatus; error: string | null } | undefined): void {
+  if (!end || end.status === "interrupted" || (end.status === "error" && end.error === ROLLED_BACK)) return;
+  throw notCancellable(runId, end.status);
+}
+
+/** `run_not_cancellable` in DeerFlow's words: "Run X is not cancellable (status: success)". */
+export function notCancellable(runId: string, status: RunRecordStatus): RunServiceError {
+  return new RunServiceError("run_not_cancellable", `Run ${runId} is not cancellable (status: ${status})`);
 }
 
 /**

@@ -12,7 +12,7 @@ import { endTakenOver, isTakenOver, runLeaseKeeper } from "./lease-keeper";
 import type { LeaseKeeper } from "./lease-keeper";
 import { createLocalRun, SILENT_WRITER, TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
-import { decideEnd, endUnstored } from "./run-end";
+import { decideEnd, endUnstored, notCancellable, refuseLateCancel } from "./run-end";
 import type { RunHost, RunPolicy, RunServiceOptions } from "./run-host";
 import { newRunRecord, resumeRequest } from "./run-record";
 import { rollbackRunOf, rollbackThread } from "./run-rollback";
@@ -273,13 +273,15 @@ export class RunService {
    */
   async cancel(runId: string, action: CancelAction, wait: boolean): Promise<void> {
     const run = this.live.get(runId);
-    if (run) return this.cancelLocal(run, action, wait);
-    const signalled = await cancelElsewhere(runId, action, this.crossProcess());
-    if (signalled && wait) await this.wait(runId);
+    // An ending run is refused as a finished one, with the status it ends with; a waited cancel, if the run ended on its own.
+    if (run?.ending) throw notCancellable(runId, (await run.done).status);
+    if (run) await this.cancelLocal(run, action, wait);
+    else if (!(await cancelElsewhere(runId, action, this.crossProcess()))) return;
+    if (wait) refuseLateCancel(runId, run ? await run.done : await this.wait(runId));
   }
 
   private async cancelLocal(run: LocalRun, action: CancelAction, wait: boolean): Promise<void> {
-    if (TERMINAL.has(run.status)) throw new RunServiceError("run_not_cancellable", `Run ${run.runId} is not cancellable (status: ${run.status})`);
+    if (TERMINAL.has(run.status)) throw notCancellable(run.runId, run.status);
     run.cancelAction ??= action;
     if (!run.started) {
       this.queues.remove(run);
@@ -406,12 +408,10 @@ export class RunService {
 
   private async finish(run: LocalRun, result: RunResult | undefined, failure: unknown): Promise<void> {
     if (TERMINAL.has(run.status) && !this.live.has(run.runId)) return;
+    run.ending = true;
     run.lease?.stop();
     // Settled by now unless the run wrote nothing (its writes commit after its record).
-    const storeError = await run.stored.then(
-      () => undefined,
-      (err: unknown) => err ?? new Error("store failed"),
-    );
+    const storeError = await run.stored.then(() => undefined, (err: unknown) => err ?? new Error("store failed"));
     const mask = this.policy.maskError ?? ((t: string) => t);
     const end = decideEnd(result, run.streamError ?? failure, { storeError, cancelAction: run.cancelAction, timedOut: run.timedOut, timeoutMs: this.policy.runTimeoutMs }, mask);
     const writer = await run.writer.catch(() => SILENT_WRITER);

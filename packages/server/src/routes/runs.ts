@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { GatewayContext } from "../context";
 import { userOf } from "../auth";
 import { HttpError, threadNotFound } from "../http-error";
+import { TERMINAL_RUN_STATUSES } from "@deerflow/harness";
 import type { RunHandle } from "@deerflow/harness";
 import { createRun } from "../runs/create-run";
 import { runCreateRequestSchema } from "../runs/run-request";
@@ -134,6 +135,9 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     const q = cancelQuery.safeParse({ wait: c.req.query("wait"), action: c.req.query("action") });
     if (!q.success) throw new HttpError(422, "Invalid cancel query: wait must be 0|1 and action interrupt|rollback");
     const wait = q.data.wait === "1" || q.data.wait === "true";
+    // A record that says the run ended is the answer already (the run service refuses it too, and a run that was
+    // only ending when the cancel came, once its end is known).
+    if (TERMINAL_RUN_STATUSES.has(rec.status)) throw new HttpError(409, `Run ${rec.runId} is not cancellable (status: ${rec.status})`);
     await ctx.runs.cancel(rec.runId, q.data.action ?? "interrupt", wait);
     if (thenStream) return join(c);
     return c.body(null, wait ? 204 : 202);
