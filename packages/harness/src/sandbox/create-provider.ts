@@ -5,6 +5,7 @@ import { parseSandboxConfig } from "./config";
 import type { SandboxConfig } from "./config";
 import { LocalSandboxProvider } from "./local-provider";
 import { LOCAL_NO_ISOLATION_WARNING } from "./messages";
+import { createRemoteSandboxProvider, usesProvisioner } from "./remote";
 import type { SandboxProvider } from "./types";
 
 /** Options of {@link createSandboxProvider}. */
@@ -41,6 +42,10 @@ export function createSandboxProvider(
   const config: SandboxConfig = parseSandboxConfig(rawConfig);
   const use = config.use?.trim();
   const providerOptions = { baseDir: options.baseDir, skillsPath: options.skillsPath, skillsContainerPath: options.skillsContainerPath };
+  // `provisioner_url` selects the remote backend (DeerFlow's AioSandboxProvider in Kubernetes mode), unless `use` names a host tier.
+  if (usesProvisioner(config) && !(use && (LOCAL_PROVIDER_NAMES.has(use) || BWRAP_PROVIDER_NAMES.has(use)))) {
+    return createRemoteSandboxProvider(config, { baseDir: options.baseDir, warn: options.warn });
+  }
   if (use === undefined || use === "" || use === "auto") {
     if (probeBwrapDataDir({ baseDir: options.baseDir, runAs: sandboxRunAs(config) }).ok) return new BwrapSandboxProvider(config, providerOptions);
     (options.warn ?? console.warn)(LOCAL_NO_ISOLATION_WARNING);

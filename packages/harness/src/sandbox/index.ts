@@ -80,3 +80,4 @@ export type { CreateSandboxProviderOptions } from "./create-provider";
 export { LOCAL_HOST_BASH_DISABLED_MESSAGE, LOCAL_NO_ISOLATION_WARNING } from "./messages";
 export { ensureRunSandbox, releaseRunSandbox, runSandboxId } from "./run-lease";
 export type { LeaseContext } from "./run-lease";
+export * from "./remote";
