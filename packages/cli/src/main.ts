@@ -17,6 +17,7 @@ Commands:
   skills <sub>         list, show, install, enable, disable, delete skills
   agents <sub>         list custom agents; import file agents into the database (agent_storage.backend: db)
   users <sub>          add, list, reset-password, set-role: accounts that sign in
+  tokens <sub>         list, create, revoke an account's personal access tokens
   sandbox image build  build the Docker sandbox image (--from-host: without a registry)
   scripted-llm         start a scripted OpenAI-compatible server (a test double, not a model)
 
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   skills: async () => (await import("./commands/skills")).skillsCommand,
   agents: async () => (await import("./commands/agents")).agentsCommand,
   users: async () => (await import("./commands/users")).usersCommand,
+  tokens: async () => (await import("./commands/tokens")).tokensCommand,
   sandbox: async () => (await import("./commands/sandbox-image")).sandboxCommand,
   "scripted-llm": async () => (await import("./commands/scripted-llm")).scriptedLlmCommand,
 };

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { loadAppConfig, silentConfigLogger } from "../../harness/src/config";
 import { authDbPath, isAuthError, openAccountStore, passwordProblem, resolveAuthSettings } from "../../server/src";
-import type { AccountDatabase, AccountStore, AuthSettings, SystemRole, UserRecord } from "../../server/src";
+import type { AccessTokenInfo, AccountDatabase, AccountStore, AuthSettings, SystemRole, TokenScope, UserRecord } from "../../server/src";
 import type { CommonOptions } from "./common";
 
 /** The email rule of the account store, checked before a password is asked for. */
@@ -29,6 +29,12 @@ export interface UserAdmin {
   setRole(id: string, role: SystemRole): Promise<{ ok: true } | { ok: false; message: string }>;
   tokenCount(userId: string): Promise<number>;
   revokeTokens(userId: string): Promise<number>;
+  /** The account's personal access tokens, newest first (never their secrets). */
+  listTokens(userId: string): Promise<AccessTokenInfo[]>;
+  /** Mint a personal access token; its `secret` exists only in this answer. */
+  createToken(userId: string, name: string, scopes: readonly TokenScope[]): Promise<AccessTokenInfo & { secret: string }>;
+  /** Revoke one of the account's tokens; false when it has no such token. */
+  revokeToken(userId: string, tokenId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -72,6 +78,9 @@ function wrap(store: AccountStore): UserAdmin {
       for (const t of await store.tokens.list(userId)) if (await store.tokens.revoke(userId, t.id)) n++;
       return n;
     },
+    listTokens: async (userId) => store.tokens.list(userId),
+    createToken: async (userId, name, scopes) => Promise.resolve(store.tokens.create(userId, name, scopes)).catch(refusalOf),
+    revokeToken: async (userId, tokenId) => store.tokens.revoke(userId, tokenId),
     close: async () => store.close(),
   };
 }
@@ -121,6 +130,9 @@ export function emptyUserAdmin(): UserAdmin {
     setRole: async () => none(),
     tokenCount: async () => 0,
     revokeTokens: async () => 0,
+    listTokens: async () => [],
+    createToken: async () => none(),
+    revokeToken: async () => false,
     close: async () => undefined,
   };
 }

@@ -51,12 +51,14 @@ function emailArg(sub: string, rest: string[]): string {
   return rest[0];
 }
 
-function formatDate(iso: string): string {
+/** An ISO time as `YYYY-MM-DD HH:MM UTC` (as given when it does not parse). */
+export function formatDate(iso: string): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
 
-function table(rows: string[][]): string[] {
+/** Rows as aligned columns (the last column is not padded). */
+export function table(rows: string[][]): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join("  "));
 }
