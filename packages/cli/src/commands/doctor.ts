@@ -15,6 +15,7 @@ import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../comm
 import type { Terminal } from "../io";
 import { authFindings } from "./doctor-auth";
 import { serviceFindings } from "./doctor-services";
+import { dockerFindings, sandboxUseFinding, selectsDocker } from "./doctor-docker";
 
 /** Help of `deerflow doctor`. */
 export const DOCTOR_HELP = `Usage: deerflow doctor [options]
@@ -94,7 +95,7 @@ export function toolFindings(config: AppConfig, rawTools: unknown, dataDir: stri
   const sandboxConfig = parseSandboxConfig(config.sandbox);
   const use = sandboxConfig.use?.trim() ?? "";
   // Mirrors the provider choice: bwrap always allows bash; local only with allow_host_bash; unset = bwrap when it works here.
-  const isolated = BWRAP_PROVIDER_NAMES.has(use) || ((use === "" || use === "auto") && probeBwrapDataDir({ baseDir: dataDir, runAs: sandboxRunAs(sandboxConfig) }).ok);
+  const isolated = BWRAP_PROVIDER_NAMES.has(use) || selectsDocker(use) || ((use === "" || use === "auto") && probeBwrapDataDir({ baseDir: dataDir, runAs: sandboxRunAs(sandboxConfig) }).ok);
   const bashAllowed = isolated || sandboxConfig.allow_host_bash;
   const warnings: string[] = [];
   let names: string[];
@@ -242,10 +243,26 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
   if (config) findings.push(...(await authFindings({ config, rawJwtSecret, env, dataDir: opts.dataDir, envFiles })));
   if (config) findings.push(...(await serviceFindings(config, env, opts.timeoutMs)));
   // Sandbox: bubblewrap on PATH, and whether it can actually isolate here, binding from the real data dir.
-  const sandboxUse = (config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "";
+  const sandboxUse = ((config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "").trim();
   const needsBwrap = BWRAP_PROVIDER_NAMES.has(sandboxUse);
+  // A `use:` no provider implements fails `serve`/`run` at start-up: an error here too.
+  const unsupportedUse = sandboxUseFinding(sandboxUse);
+  if (unsupportedUse) findings.push(unsupportedUse);
+  // The Docker tier: socket, permission, image, a hardened container (bubblewrap is not involved).
+  const usesDocker = selectsDocker(sandboxUse);
+  if (usesDocker) {
+    let dockerConfig: SandboxConfig | undefined;
+    try {
+      dockerConfig = parseSandboxConfig(config?.sandbox ?? {});
+    } catch {
+      // an invalid sandbox section is already reported by the config check
+    }
+    if (dockerConfig) findings.push(...(await dockerFindings(dockerConfig, env, opts.timeoutMs)));
+  }
   const bwrap = whichOnPath("bwrap");
-  if (!bwrap) {
+  if (usesDocker || unsupportedUse) {
+    // bubblewrap is not the sandbox here: nothing to say about it
+  } else if (!bwrap) {
     findings.push({
       check: "sandbox",
       level: needsBwrap ? "error" : "warn",
@@ -267,7 +284,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
           : "Enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / AppArmor userns policy) or run as root.",
       });
   }
-  if (sandboxUse && !needsBwrap) findings.push({ check: "sandbox", level: "warn", message: `sandbox.use is '${sandboxUse}': agent commands run on the host without isolation`, fix: "Set sandbox.use: bwrap to isolate them." });
+  if (sandboxUse && !needsBwrap && !usesDocker && !unsupportedUse && sandboxUse !== "auto") findings.push({ check: "sandbox", level: "warn", message: `sandbox.use is '${sandboxUse}': agent commands run on the host without isolation`, fix: "Set sandbox.use: bwrap to isolate them." });
   if (bwrap && (needsBwrap || !sandboxUse || sandboxUse === "auto")) {
     let sandboxConfig: SandboxConfig | undefined;
     try {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { DeerFlowClient } from "../../../harness/src/client";
 import type { ClientUsage } from "../../../harness/src/client";
 import type { UploadedFileInfo } from "../../../harness/src/uploads";
+import { mcpFailureLines } from "../../../harness/src/mcp";
 import { resolveAgentFactory } from "../agent-source";
 import { producedArtifacts } from "../artifacts";
 import { COMMON_HELP, commonOptions, describeError, parseCommand, UsageError } from "../common";
@@ -55,6 +56,12 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
     subagentEnabled: !!values.subagents,
     agentFactory: await resolveAgentFactory(),
   });
+  // The runtime (stores, sandbox provider) opens before the run starts: a config it refuses, such as
+  // an unsupported sandbox.use, ends the command here with the reason instead of as a failed run.
+  await client.runtime().catch(async (err: unknown) => {
+    await client.close();
+    throw err;
+  });
   const threadId = values.thread ?? randomUUID();
   const controller = new AbortController();
   const onSigint = () => controller.abort(new Error("interrupted by Ctrl-C"));
@@ -106,6 +113,7 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
     return controller.signal.aborted ? 130 : 1;
   } finally {
     process.removeListener("SIGINT", onSigint);
+    for (const line of mcpFailureLines((await client.runtime().catch(() => undefined))?.extensions.mcp)) term.error(line);
     await client.close();
   }
 }

@@ -197,7 +197,17 @@ export class DeerFlowRuntime {
     if (!sandboxProvider) {
       // /mnt/skills shows each user's enabled-only skills view (see attachSkills).
       const skillsMount = { skillsPath: (userId: string) => skillsViewDir(dataDir, userId), skillsContainerPath: config?.skills?.container_path };
-      const provider = createSandboxProvider(config?.sandbox, { baseDir: dataDir, ...skillsMount, warn: (m) => log(`[deerflow] ${m}`) });
+      // Built here, at open: a `sandbox.use` no provider implements, or a provider that cannot work on
+      // this machine, refuses the start (what was opened above is closed again), never the first run.
+      let provider: SandboxProvider;
+      try {
+        provider = createSandboxProvider(config?.sandbox, { baseDir: dataDir, ...skillsMount, warn: (m) => log(`[deerflow] ${m}`) });
+      } catch (err) {
+        await agentStore.close();
+        await runBackends.close();
+        await storage.close();
+        throw err;
+      }
       sandboxProvider = provider;
       owned.push(() => provider.shutdown?.());
     }

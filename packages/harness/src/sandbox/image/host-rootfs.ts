@@ -242,6 +242,8 @@ export function planHostRootfs(options: HostRootfsOptions = {}): RootfsPlan {
  */
 export function writeRootfs(plan: RootfsPlan, root: string): void {
   const at = (p: string) => path.join(root, p);
+  // the image's "/" (a fresh temp dir is 0700, which would shut every non-root uid out)
+  chmodSync(root, 0o755);
   const sorted = [...plan.entries.keys()].sort();
   for (const p of sorted) {
     const e = plan.entries.get(p)!;
