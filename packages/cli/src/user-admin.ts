@@ -10,6 +10,7 @@ import { loadAppConfig, silentConfigLogger } from "../../harness/src/config";
 import { authDbPath, isAuthError, openAccountStore, passwordProblem, resolveAuthSettings } from "../../server/src";
 import type { AccessTokenInfo, AccountDatabase, AccountStore, AuthSettings, SystemRole, TokenScope, UserRecord } from "../../server/src";
 import type { CommonOptions } from "./common";
+import { peekPostgres } from "./postgres-peek";
 
 /** The email rule of the account store, checked before a password is asked for. */
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -140,17 +141,33 @@ export function emptyUserAdmin(): UserAdmin {
 /**
  * How many accounts and admins the account store `database:` names has,
  * without creating anything: PostgreSQL's `auth_*` tables when the backend is
- * `postgres` (no file in the data dir is read), else the data dir's
- * `auth.db` — `undefined` when it does not exist yet. Rejects when the store
- * cannot be read (e.g. PostgreSQL is unreachable).
+ * `postgres` (no file in the data dir is read; read-only, so no migration
+ * runs), else the data dir's `auth.db` — `undefined` when it does not exist
+ * yet (no `auth.db`, or no `auth_users` table). Rejects when the store cannot
+ * be read (e.g. PostgreSQL is unreachable).
  */
 export async function peekAccounts(dataDir: string, database?: AccountDatabase | null): Promise<{ users: number; admins: number } | undefined> {
-  if (database?.backend !== "postgres" && !existsSync(authDbPath(dataDir))) return undefined;
+  if (database?.backend === "postgres") return peekPostgresAccounts(database);
+  if (!existsSync(authDbPath(dataDir))) return undefined;
   const store = openAccountStore({ dataDir, database, log: (m) => console.error(`[deerflow] ${m}`) });
   try {
     return { users: (await store.list()).length, admins: await store.countAdmins() };
   } finally {
     await store.close();
+  }
+}
+
+/** {@link peekAccounts} on PostgreSQL: one count over `auth_users`, when that table exists. */
+async function peekPostgresAccounts(database: AccountDatabase): Promise<{ users: number; admins: number } | undefined> {
+  const peek = await peekPostgres(database);
+  try {
+    if (!(await peek.hasTable("auth_users"))) return undefined;
+    const res = await peek.pool.query<{ users: number; admins: number }>(
+      `SELECT count(*)::int AS users, (count(*) FILTER (WHERE system_role = 'admin'))::int AS admins FROM ${peek.name("auth_users")}`,
+    );
+    return { users: res.rows[0]?.users ?? 0, admins: res.rows[0]?.admins ?? 0 };
+  } finally {
+    await peek.close();
   }
 }
 

@@ -48,7 +48,16 @@ export async function authFindings(input: AuthCheckInput): Promise<Finding[]> {
   const database = (input.config as { database?: AccountDatabase }).database;
   let accounts: { users: number; admins: number } | undefined;
   try {
-    accounts = (await peekAccounts(input.dataDir, database)) ?? { users: 0, admins: 0 };
+    accounts = await peekAccounts(input.dataDir, database);
+    // A fresh PostgreSQL database has no account tables; the doctor only looks (it creates and migrates nothing).
+    if (!accounts && database?.backend === "postgres") {
+      out.push({
+        check: "auth",
+        level: "warn",
+        message: `${secret}; accounts: not initialised yet (tables are created at first \`serve\`)`,
+        fix: `Start \`deerflow serve\` and open ${DEFAULT_SERVE_URL}/setup to create the first admin, or run \`deerflow users add EMAIL --admin\` (either creates the tables).`,
+      });
+    } else accounts ??= { users: 0, admins: 0 };
   } catch (err) {
     const url = database?.postgres_url;
     const why = url ? maskCredentials(errorMessage(err), url) : errorMessage(err);

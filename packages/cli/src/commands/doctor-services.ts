@@ -6,7 +6,9 @@
  */
 import { Redis } from "ioredis";
 import type { AppConfig } from "../../../harness/src/config";
-import { maskCredentials, maskUrl, openPgPool } from "../../../harness/src/postgres";
+import { maskCredentials, maskUrl } from "../../../harness/src/postgres";
+import { peekPostgres } from "../postgres-peek";
+import type { PostgresPeek } from "../postgres-peek";
 import type { Finding } from "./doctor";
 
 /** The Redis URL the stream bridge would use: `stream_bridge.redis_url`, else `DEER_FLOW_STREAM_BRIDGE_REDIS_URL`. */
@@ -35,19 +37,19 @@ async function postgresFindings(config: AppConfig): Promise<Finding[]> {
     ];
   }
   const masked = maskUrl(url);
-  let pool: Awaited<ReturnType<typeof openPgPool>> | undefined;
+  let peek: PostgresPeek | undefined;
   try {
-    // the pool's own connect timeout bounds this (a race here would leave the pool open)
-    pool = await openPgPool({ url, schema: config.database?.postgres_schema, max: 1, log: () => undefined });
+    // Read-only: the doctor creates neither the schema nor a table (the pool's own connect timeout bounds this).
+    peek = await peekPostgres(config.database ?? {});
+    const { pool } = peek;
     const version = (await pool.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version.split(" ")[0] ?? "?";
     const out: Finding[] = [{ check: "postgres", level: "ok", message: `connected to PostgreSQL ${version} at ${masked}` }];
-    const table = await pool.query<{ exists: boolean }>("SELECT to_regclass('deerflow_migrations') IS NOT NULL AS exists");
-    if (!table.rows[0]?.exists) {
+    if (!(await peek.hasTable("deerflow_migrations"))) {
       out.push({ check: "postgres", level: "ok", message: "no migrations applied yet: `deerflow serve` creates the tables on its first start" });
       return out;
     }
     const rows = await pool.query<{ component: string; version: number; count: string }>(
-      "SELECT component, max(version) AS version, count(*) AS count FROM deerflow_migrations GROUP BY component ORDER BY component",
+      `SELECT component, max(version) AS version, count(*) AS count FROM ${peek.name("deerflow_migrations")} GROUP BY component ORDER BY component`,
     );
     const parts = rows.rows.map((r) => `${r.component} v${r.version}`);
     out.push({ check: "postgres", level: "ok", message: `migrations: ${parts.join(", ") || "none"}` });
@@ -62,7 +64,7 @@ async function postgresFindings(config: AppConfig): Promise<Finding[]> {
       },
     ];
   } finally {
-    await pool?.end().catch(() => undefined);
+    await peek?.close();
   }
 }
 
