@@ -3,6 +3,7 @@ import { BwrapSandboxProvider, sandboxRunAs } from "./bwrap-provider";
 import { probeBwrapDataDir } from "./bwrap/data-dir-probe";
 import { parseSandboxConfig } from "./config";
 import type { SandboxConfig } from "./config";
+import { DOCKER_PROVIDER_NAMES, DockerSandboxProvider } from "./docker/docker-provider";
 import { LocalSandboxProvider } from "./local-provider";
 import { LOCAL_NO_ISOLATION_WARNING } from "./messages";
 import { createRemoteSandboxProvider, usesProvisioner } from "./remote";
@@ -32,8 +33,9 @@ export const BWRAP_PROVIDER_NAMES = new Set(["bwrap", "bubblewrap"]);
 /**
  * Instantiate the provider selected by `sandbox.use`: `local` (or DeerFlow's
  * LocalSandboxProvider class path), `bwrap`; with no `use`, bwrap when it
- * works on this machine with this data dir, else local with a warning. Other DeerFlow providers
- * (aio, e2b, …) raise a SandboxError.
+ * works on this machine with this data dir, else local with a warning; `docker` (or DeerFlow's
+ * AioSandboxProvider class path) for a container per thread. Other DeerFlow providers (e2b, …) raise
+ * a SandboxError here, at start-up, not at the first run.
  */
 export function createSandboxProvider(
   rawConfig: unknown,
@@ -53,7 +55,8 @@ export function createSandboxProvider(
   }
   if (LOCAL_PROVIDER_NAMES.has(use)) return new LocalSandboxProvider(config, providerOptions);
   if (BWRAP_PROVIDER_NAMES.has(use)) return new BwrapSandboxProvider(config, providerOptions);
-  throw new SandboxError(`Sandbox provider '${use}' is not supported yet; use 'local' or 'bwrap'`, {
+  if (DOCKER_PROVIDER_NAMES.has(use)) return new DockerSandboxProvider(config, { ...providerOptions, log: options.warn });
+  throw new SandboxError(`Sandbox provider '${use}' is not supported yet; use 'local', 'bwrap' or 'docker'`, {
     code: "sandbox_provider_unsupported",
     details: { use },
   });

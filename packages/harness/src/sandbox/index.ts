@@ -75,6 +75,19 @@ export type { BwrapDataDirProbe } from "./bwrap/data-dir-probe";
 export { planStaging, searchBlocker, STAGE_ROOT } from "./bwrap/staging";
 export type { SearchIdentity, StagePlan, StageTools } from "./bwrap/staging";
 export { findBinary } from "./bwrap/find-binary";
+export {
+  buildContainerSpec,
+  connectDocker,
+  containerIdFor,
+  DEFAULT_DOCKER_IMAGE,
+  DOCKER_PROVIDER_NAMES,
+  DockerEngine,
+  DockerError,
+  DockerSandbox,
+  DockerSandboxProvider,
+  LABELS as DOCKER_LABELS,
+} from "./docker";
+export type { ContainerState, ContainerSummary, DockerEngineOptions, DockerErrorCode, DockerProviderOptions, EngineExecOptions, EngineExecResult } from "./docker";
 export { BWRAP_PROVIDER_NAMES, createSandboxProvider, LOCAL_PROVIDER_NAMES } from "./create-provider";
 export type { CreateSandboxProviderOptions } from "./create-provider";
 export { LOCAL_HOST_BASH_DISABLED_MESSAGE, LOCAL_NO_ISOLATION_WARNING } from "./messages";

@@ -139,8 +139,6 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerCreateOp
   if (dirs.skills) binds.push(`${dirs.skills}:${dirs.skillsContainerPath ?? VIRTUAL_SKILLS}:ro`);
   for (const m of config.mounts) binds.push(`${path.resolve(m.host_path)}:${path.posix.normalize(m.container_path)}:${m.read_only ? "ro" : "rw"}`);
 
-  const tmpOpts = ["rw", "nosuid", "nodev", "mode=1777"];
-  if (limits.tmp_size_bytes > 0) tmpOpts.push(`size=${limits.tmp_size_bytes}`);
   const ulimits: { Name: string; Soft: number; Hard: number }[] = [];
   if (limits.open_files > 0) ulimits.push({ Name: "nofile", Soft: limits.open_files, Hard: limits.open_files });
   if (limits.file_size_bytes > 0) ulimits.push({ Name: "fsize", Soft: limits.file_size_bytes, Hard: limits.file_size_bytes });
@@ -181,7 +179,8 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerCreateOp
       CapDrop: ["ALL"],
       SecurityOpt: ["no-new-privileges"],
       ReadonlyRootfs: true,
-      Tmpfs: { "/tmp": tmpOpts.join(",") },
+      // Docker copies the image's /tmp (contents and mode, normally 1777) onto the tmpfs; `exec` as in the bwrap tier's /tmp.
+      Tmpfs: { "/tmp": ["rw", "exec", "nosuid", "nodev", ...(limits.tmp_size_bytes > 0 ? [`size=${limits.tmp_size_bytes}`] : [])].join(",") },
       ShmSize: limits.tmp_size_bytes > 0 ? Math.min(limits.tmp_size_bytes, DEV_SHM_MAX_BYTES) : DEV_SHM_MAX_BYTES,
       PidsLimit: limits.processes > 0 ? limits.processes : undefined,
       Memory: limits.memory_bytes > 0 ? limits.memory_bytes : undefined,

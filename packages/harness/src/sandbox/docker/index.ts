@@ -19,3 +19,11 @@ export {
   validateMounts,
 } from "./container-spec";
 export type { ContainerDirs, ContainerSpecInput, OwnerIdentity } from "./container-spec";
+export { DockerSandbox } from "./docker-sandbox";
+export type { ContainerHandle, DockerSandboxInit } from "./docker-sandbox";
+export { DEFAULT_DOCKER_IMAGE, DOCKER_PROVIDER_NAMES, DockerSandboxProvider, MAX_SWEEP_INTERVAL_MS } from "./docker-provider";
+export type { DockerProviderOptions } from "./docker-provider";
+export { currentOwner, ownerIsDead, processStartTime, reclaimOrphans } from "./orphans";
+export { WarmPool } from "./warm-pool";
+export type { WarmPoolOptions } from "./warm-pool";
+export { EXEC_WRAPPER } from "./exec-stream";

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -14,7 +14,7 @@ import path from "node:path";
 const BINARIES = [
   "dash", "bash", "ls", "cat", "echo", "head", "tail", "dd", "mkdir", "rm", "cp", "mv", "ln", "chmod", "id",
   "sleep", "timeout", "env", "stat", "touch", "wc", "seq", "yes", "true", "false", "readlink", "sort", "printf",
-  "grep", "sed", "pwd", "uname", "df", "kill", "ps", "whoami", "nproc",
+  "grep", "sed", "pwd", "uname", "df", "kill", "ps", "whoami", "nproc", "find",
 ];
 
 function findOnHost(name: string): string | undefined {
@@ -65,6 +65,7 @@ export function ensureTestImage(): string {
   if (!bins.has("dash")) throw new Error("the test image needs /bin/dash on the host");
   const files = [...new Set([...bins.values(), ...libraryClosure([...bins.values()])])].sort();
   const hash = createHash("sha256");
+  hash.update("layout-2\n");
   for (const [name, p] of [...bins.entries()].sort()) hash.update(`${name}=${p}\n`);
   for (const f of files) hash.update(f).update(readFileSync(f));
   const ref = `deerflow-test-sandbox:${hash.digest("hex").slice(0, 16)}`;
@@ -74,6 +75,7 @@ export function ensureTestImage(): string {
   const root = mkdtempSync(path.join(os.tmpdir(), "dfimg-"));
   try {
     for (const d of ["usr/bin", "usr/lib", "etc", "tmp", "proc", "dev", "sys", "mnt", "root"]) mkdirSync(path.join(root, d), { recursive: true });
+    chmodSync(path.join(root, "tmp"), 0o1777);
     symlinkSync("usr/bin", path.join(root, "bin"));
     symlinkSync("usr/bin", path.join(root, "sbin"));
     for (const f of files) {

@@ -1,0 +1,147 @@
+import { linkSignals } from "../../abort";
+import { MappedSandbox } from "../mapped-sandbox";
+import type { MappedSandboxInit } from "../mapped-sandbox";
+import type { DiskUsage } from "../limits/disk-quota";
+import { ensureThreadDirs, VIRTUAL_WORKSPACE } from "../thread-paths";
+import type { ExecuteOptions, ExecuteResult } from "../types";
+import { sandboxEnv } from "./container-spec";
+import type { DockerEngine, EngineExecResult } from "./engine";
+import { DockerError } from "./errors";
+
+/**
+ * The container behind one sandbox, as the provider manages it: `ensure`
+ * returns the id of a running container (creating it, or a fresh one after
+ * `lost`), `lost` says the one given out is dead or gone.
+ */
+export interface ContainerHandle {
+  ensure(): Promise<string>;
+  lost(containerId: string): void;
+}
+
+/** Options of {@link DockerSandbox}. */
+export interface DockerSandboxInit extends MappedSandboxInit {
+  engine: DockerEngine;
+  container: ContainerHandle;
+  /** uid/gid commands run as (also the owner of the thread dirs when the service is root). */
+  runAs: { uid: number; gid: number };
+  /** Chown the thread dirs to `runAs` (only possible, and only needed, when the service is root). */
+  chownDirs: boolean;
+  defaultTimeoutMs: number;
+  maxOutputBytes: number;
+  environment: Record<string, string>;
+}
+
+/** Codes meaning the container is no longer there to run a command in. */
+const CONTAINER_GONE = new Set(["docker_container_missing", "docker_container_not_running"]);
+
+/**
+ * A thread sandbox whose commands run in its own Docker container (see
+ * docs/sandbox.md). The thread dirs are bind-mounted into the container, so
+ * the file tools work on the host through the same confined
+ * {@link MappedSandbox} operations as the bubblewrap tier (real-path checks,
+ * O_NOFOLLOW opens): a symlink planted by a command cannot lead them out.
+ * A container found dead or missing is recreated and the command retried
+ * once, transparently.
+ */
+export class DockerSandbox extends MappedSandbox {
+  readonly kind = "docker";
+  readonly isolated = true;
+  private readonly opts: DockerSandboxInit;
+  private prepared?: Promise<void>;
+  /** Host skills dir bound read-only into the container (if any). */
+  readonly skillsHostPath?: string;
+  private running = 0;
+
+  constructor(init: DockerSandboxInit) {
+    super({ ...init, owner: init.chownDirs ? init.runAs : undefined });
+    this.opts = init;
+    this.skillsHostPath = init.skillsPath;
+  }
+
+  /** Commands running now (the provider only swaps the container between commands). */
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** Create the thread dirs (owned by the sandbox uid when the service is root). */
+  override init(): Promise<void> {
+    this.prepared ??= ensureThreadDirs(this.dirs, this.opts.chownDirs ? this.opts.runAs : undefined);
+    return this.prepared;
+  }
+
+  /**
+   * Run `command` via exec in the container (as the sandbox uid, in the
+   * workspace), with the bubblewrap tier's timeout, output cap, cancellation
+   * and disk-quota watch.
+   */
+  async executeCommand(command: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
+    await this.init();
+    const quota = this.diskQuota;
+    const baseline = quota ? await quota.current() : undefined;
+    const quotaStop = new AbortController();
+    let killedFor: DiskUsage | undefined;
+    const watch =
+      quota && baseline
+        ? quota.watch(baseline, (u) => {
+            killedFor = u;
+            quotaStop.abort(new Error("disk quota exceeded"));
+          })
+        : undefined;
+    let res: EngineExecResult;
+    this.running++;
+    try {
+      res = await this.withCommandSignal(options.signal, async (signal) => {
+        const linked = linkSignals([signal, quotaStop.signal]);
+        try {
+          return await this.execWithRecovery(command, options, linked.signal);
+        } finally {
+          linked.release();
+        }
+      });
+    } finally {
+      this.running--;
+      watch?.stop();
+    }
+    let stderr = res.stderr;
+    if (quota) {
+      const after = killedFor ?? (await quota.measure());
+      if (killedFor || quota.exceeded(after)) stderr = `${stderr}${stderr && !stderr.endsWith("\n") ? "\n" : ""}${quota.notice(after, killedFor !== undefined)}`;
+    }
+    return { stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(stderr), exitCode: res.exitCode, timedOut: res.timedOut, truncated: res.truncated };
+  }
+
+  private async execWithRecovery(command: string, options: ExecuteOptions, signal: AbortSignal): Promise<EngineExecResult> {
+    const execOptions = {
+      user: `${this.opts.runAs.uid}:${this.opts.runAs.gid}`,
+      env: sandboxEnv(this.opts.environment, options.env),
+      workingDir: VIRTUAL_WORKSPACE,
+      timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
+      signal,
+      maxOutputBytes: this.opts.maxOutputBytes,
+    };
+    for (let attempt = 0; ; attempt++) {
+      const id = await this.opts.container.ensure();
+      try {
+        const res = await this.opts.engine.exec(id, command, execOptions);
+        if (res.exitCode === -1 || (res.exitCode === 137 && !res.timedOut && !res.aborted)) await this.checkAlive(id, res);
+        return res;
+      } catch (err) {
+        if (attempt === 0 && err instanceof DockerError && CONTAINER_GONE.has(err.code)) {
+          // Killed, OOM at pid 1, removed by hand, daemon restarted: a fresh container with the same mounts, then run again.
+          this.opts.container.lost(id);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** After an abnormal end: if the container itself died, say so and have the next command recreate it. */
+  private async checkAlive(id: string, res: EngineExecResult): Promise<void> {
+    const state = await this.opts.engine.inspectContainer(id).catch(() => null);
+    if (state?.running) return;
+    this.opts.container.lost(id);
+    const why = state?.oomKilled ? "was killed for exceeding its memory limit" : "stopped";
+    res.stderr = `${res.stderr}${res.stderr && !res.stderr.endsWith("\n") ? "\n" : ""}[sandbox container ${why} during the command; the next command gets a fresh one]\n`;
+  }
+}
