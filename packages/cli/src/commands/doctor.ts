@@ -14,6 +14,9 @@ import type { CgroupSupport, SandboxConfig } from "../../../harness/src/sandbox"
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import type { Terminal } from "../io";
 import { authFindings } from "./doctor-auth";
+import { configLoadFindings } from "./doctor-config-keys";
+import { bashOffFinding } from "./doctor-bash-hint";
+import { mcpFindings } from "./doctor-mcp";
 import { serviceFindings } from "./doctor-services";
 import { dockerFindings, sandboxUseFinding, selectsDocker } from "./doctor-docker";
 
@@ -122,7 +125,7 @@ export function toolFindings(config: AppConfig, rawTools: unknown, dataDir: stri
     out.push({ check: "tools", level: "ok", message: `agent tools: ${names.join(", ")}${rawTools === undefined || rawTools === null ? " (default sandbox tools: no `tools:` key)" : ""}` });
   }
   if (!names.includes("bash") && entries.some((e) => e.name === "bash" || e.group === "bash")) {
-    out.push({ check: "tools", level: "warn", message: "bash is configured but off: the local sandbox does not isolate commands", fix: "Install bubblewrap and set sandbox.use: bwrap to give the agent bash." });
+    out.push(bashOffFinding(sandboxConfig, dataDir, whichOnPath("bwrap")));
   }
   return out;
 }
@@ -217,7 +220,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
         config = loaded.config;
         findings.push({ check: "config", level: "ok", message: `valid (config_version ${config.config_version ?? 0}, ${config.models.length} model(s))` });
         findings.push({ check: "env", level: "ok", message: "every referenced environment variable is set" });
-        for (const w of loaded.warnings) findings.push({ check: "config", level: "warn", message: w });
+        findings.push(...configLoadFindings(loaded));
         if (!config.models.length) findings.push({ check: "models", level: "error", message: "no models configured", fix: "Add an entry under `models:` (or run `deerflow init`)." });
       } catch (err) {
         findings.push({ check: "config", level: "error", message: describeError(err) });
@@ -242,6 +245,7 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
   if (config) findings.push(...toolFindings(config, rawTools, opts.dataDir));
   if (config) findings.push(...(await authFindings({ config, rawJwtSecret, env, dataDir: opts.dataDir, envFiles })));
   if (config) findings.push(...(await serviceFindings(config, env, opts.timeoutMs)));
+  if (config) findings.push(...(await mcpFindings(config, { dataDir: opts.dataDir, timeoutMs: opts.timeoutMs, env })));
   // Sandbox: bubblewrap on PATH, and whether it can actually isolate here, binding from the real data dir.
   const sandboxUse = ((config?.sandbox as { use?: string } | undefined)?.use ?? rawSandboxUse ?? "").trim();
   const needsBwrap = BWRAP_PROVIDER_NAMES.has(sandboxUse);

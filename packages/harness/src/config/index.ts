@@ -25,5 +25,7 @@ export { configVersionWarning } from "./version";
 export { validateConfig } from "./validate";
 export type { ConfigIssue } from "./validate";
 export { formatKeyPath } from "./key-path";
+export { closestKey, findUnknownConfigKeys } from "./unknown-keys";
+export type { UnknownConfigKey } from "./unknown-keys";
 export { consoleConfigLogger, silentConfigLogger } from "./logger";
 export type { ConfigLogger } from "./logger";

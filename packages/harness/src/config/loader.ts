@@ -6,6 +6,7 @@ import type { AppConfigFile } from "./app-config-schema";
 import { loadDotEnvFiles, missingEnvVarsError, substituteEnvVars } from "./env";
 import type { ConfigEnv } from "./env";
 import { extensionsConfigSchema } from "./extensions-config-schema";
+import { formatKeyPath } from "./key-path";
 import type { ExtensionsConfig } from "./extensions-config-schema";
 import { consoleConfigLogger } from "./logger";
 import type { ConfigLogger } from "./logger";
@@ -13,7 +14,9 @@ import { resolveConfigPath, resolveExtensionsConfigPath } from "./paths";
 import type { AppConfig, LoadedAppConfig } from "./types";
 import { validateConfig } from "./validate";
 import { configVersionWarning } from "./version";
-import { parseJsonText, parseYamlText } from "./yaml-source";
+import { findUnknownConfigKeys } from "./unknown-keys";
+import type { UnknownConfigKey } from "./unknown-keys";
+import { parseJsonText, parseYamlDocument } from "./yaml-source";
 
 /** Options of {@link loadAppConfig}. */
 export interface LoadAppConfigOptions {
@@ -42,13 +45,15 @@ function readText(file: string): string {
 /**
  * Parse, env-resolve and validate config.yaml text. Missing `$VAR`s are an
  * error naming every key path (DeerFlow's rule, whichever section uses them).
+ * Keys nothing reads are returned in `unknownKeys` and, as text, among the
+ * warnings (first, in document order).
  */
 export function parseAppConfigText(
   text: string,
   options: { file?: string; env?: ConfigEnv } = {},
-): { config: AppConfigFile; warnings: string[] } {
+): { config: AppConfigFile; warnings: string[]; unknownKeys: UnknownConfigKey[] } {
   const file = options.file ?? "<inline config>";
-  const raw = parseYamlText(text, file);
+  const { doc, lineCounter, value: raw } = parseYamlDocument(text, file);
   if (raw !== null && (typeof raw !== "object" || Array.isArray(raw))) {
     throw new ConfigError(`Invalid configuration in ${file}: the top level must be a mapping of sections, got ${Array.isArray(raw) ? "a list" : typeof raw}.`, {
       details: { file },
@@ -56,8 +61,17 @@ export function parseAppConfigText(
   }
   const { value, missing } = substituteEnvVars(raw ?? {}, options.env ?? process.env);
   if (missing.length) throw missingEnvVarsError(file, missing);
-  const config = validateConfig(appConfigSchema, value, file);
-  const warnings: string[] = [];
+  const unknownKeys = findUnknownConfigKeys(doc, lineCounter, file);
+  let config: AppConfigFile;
+  try {
+    config = validateConfig(appConfigSchema, value, file);
+  } catch (err) {
+    // A misspelt key is often why a required value is missing: name them with the error.
+    if (!(err instanceof ConfigError) || !unknownKeys.length) throw err;
+    const also = unknownKeys.map((k) => `  - ${k.message}`).join("\n");
+    throw new ConfigError(`${err.message}\nUnknown keys (misspelt?):\n${also}`, { code: err.code, cause: err.cause, details: { ...(err.details ?? {}), unknownKeys } });
+  }
+  const warnings: string[] = unknownKeys.map((k) => k.message);
   const versionWarning = configVersionWarning(config.config_version, file);
   if (versionWarning) warnings.push(versionWarning);
   const names = new Set<string>();
@@ -65,7 +79,7 @@ export function parseAppConfigText(
     if (names.has(m.name)) warnings.push(`${file}: model name "${m.name}" is configured more than once; the first entry is used.`);
     names.add(m.name);
   }
-  return { config, warnings };
+  return { config, warnings, unknownKeys };
 }
 
 /**
@@ -83,8 +97,16 @@ export function parseExtensionsConfigText(
     throw new ConfigError(`Invalid extensions config in ${file}: the top level must be a JSON object.`, { details: { file } });
   }
   const { value, missing } = substituteEnvVars(raw, options.env ?? process.env, "empty");
-  const warnings = missing.map((m) => `${file}: ${m.keyPath} refers to $${m.name}, which is not set; using an empty string.`);
-  return { config: validateConfig(extensionsConfigSchema, value, file), warnings };
+  const config = validateConfig(extensionsConfigSchema, value, file);
+  // A disabled server is never started: its unset variables matter only once it is enabled (then its launch reports them).
+  const disabled = Object.entries(config.mcpServers)
+    .filter(([, server]) => !server.enabled)
+    .map(([name]) => formatKeyPath(["mcpServers", name]));
+  const underDisabled = (keyPath: string) => disabled.some((p) => keyPath === p || keyPath.startsWith(`${p}.`) || keyPath.startsWith(`${p}[`));
+  const warnings = missing
+    .filter((m) => !underDisabled(m.keyPath))
+    .map((m) => `${file}: ${m.keyPath} refers to $${m.name}, which is not set; using an empty string.`);
+  return { config, warnings };
 }
 
 /** Options of {@link loadExtensionsConfig}. */
@@ -127,13 +149,13 @@ export function loadAppConfig(options: LoadAppConfigOptions = {}): LoadedAppConf
   if (options.dotenv !== false) envFiles.push(...loadDotEnvFiles([path.join(cwd, ".env")], env));
   const file = resolveConfigPath({ path: options.path, cwd, env });
   if (options.dotenv !== false) envFiles.push(...loadDotEnvFiles([path.join(path.dirname(file), ".env")].filter((f) => !envFiles.includes(f)), env));
-  const { config: fileConfig, warnings } = parseAppConfigText(readText(file), { file, env });
+  const { config: fileConfig, warnings, unknownKeys } = parseAppConfigText(readText(file), { file, env });
   const ext = loadExtensionsConfig({ path: options.extensionsPath, cwd, env, configDir: path.dirname(file) });
   warnings.push(...ext.warnings);
   const { extensions: inline, ...rest } = fileConfig;
   const config: AppConfig = { ...rest, extensions: mergeExtensions(ext.config, inline) };
   for (const w of warnings) logger.warn(w);
-  return { config, path: file, extensionsPath: ext.path, warnings, envFiles };
+  return { config, path: file, extensionsPath: ext.path, warnings, unknownKeys, envFiles };
 }
 
 /** Build an {@link AppConfig} from config.yaml text (tests, embedded use). No files are touched. */

@@ -150,6 +150,9 @@ export const summarizationSchema = section({
   skill_file_read_tool_names: list(z.string()).default(["read_file", "read", "view", "cat"]),
 });
 
+/** `memory.backend_config`: read by the memory backend (`memory/config.ts` validates its keys). */
+export const memoryBackendSectionSchema = section({});
+
 /** `memory:` (backend-private settings live in `backend_config`). */
 export const memorySchema = section({
   enabled: bool().default(true),
@@ -158,7 +161,7 @@ export const memorySchema = section({
   manager_class: z.string().default("deermem"),
   mode: z.enum(["middleware", "tool"]).default("middleware"),
   // Backend keys (debounce_seconds, max_facts, model, embedding…) are validated by the memory subsystem (memory/config.ts).
-  backend_config: section({}),
+  backend_config: memoryBackendSectionSchema,
 });
 
 /** `subagents:` */

@@ -1,5 +1,6 @@
 import type { AppConfigFile } from "./app-config-schema";
 import type { ExtensionsConfig } from "./extensions-config-schema";
+import type { UnknownConfigKey } from "./unknown-keys";
 
 /**
  * The validated application config: `config.yaml` with DeerFlow defaults, plus
@@ -19,6 +20,8 @@ export interface LoadedAppConfig {
   extensionsPath: string | null;
   /** Non-fatal findings (outdated config_version, unset extension vars…). */
   warnings: string[];
+  /** Keys of config.yaml nothing reads (typos such as `memroy:`); also among {@link warnings} as text. */
+  unknownKeys: UnknownConfigKey[];
   /** `.env` files that were read. */
   envFiles: string[];
 }

@@ -1,12 +1,15 @@
-import { parseDocument } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
+import type { Document } from "yaml";
 import { ConfigError } from "../errors";
 
 /**
- * Parse YAML text into plain data. Syntax errors (and duplicate keys) become a
- * {@link ConfigError} naming the file, line and column.
+ * Parse YAML text into a document with its line index (for key positions).
+ * Syntax errors (and duplicate keys) become a {@link ConfigError} naming the
+ * file, line and column.
  */
-export function parseYamlText(text: string, file: string): unknown {
-  const doc = parseDocument(text);
+export function parseYamlDocument(text: string, file: string): { doc: Document; lineCounter: LineCounter; value: unknown } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter });
   if (doc.errors.length) {
     const err = doc.errors[0];
     const pos = err.linePos?.[0];
@@ -18,7 +21,12 @@ export function parseYamlText(text: string, file: string): unknown {
       details: { file, line: pos?.line, column: pos?.col, yamlCode: err.code },
     });
   }
-  return doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  return { doc, lineCounter, value: doc.toJS({ maxAliasCount: 1000 }) ?? {} };
+}
+
+/** Parse YAML text into plain data; errors as in {@link parseYamlDocument}. */
+export function parseYamlText(text: string, file: string): unknown {
+  return parseYamlDocument(text, file).value;
 }
 
 /** Parse JSON text; syntax errors name the file, line and column. */

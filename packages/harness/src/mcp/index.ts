@@ -6,7 +6,11 @@
  * and the checks the gateway applies to configs it receives. See docs/mcp.md.
  */
 export { McpPool } from "./pool";
-export type { McpPoolOptions, McpScope, McpServerStatus } from "./pool";
+export type { McpPoolOptions, McpScope, McpServerFailure, McpServerStatus } from "./pool";
+export { mcpFailureFix, mcpFailureLine, mcpFailureLines } from "./failure-report";
+export type { McpFailureFacts } from "./failure-report";
+export { checkMcpServers } from "./launch-check";
+export type { McpLaunchCheck, McpLaunchCheckOptions } from "./launch-check";
 export type { McpConfigSource } from "./config-source";
 export { McpConnection, transportKind } from "./connection";
 export type { McpConnectOptions, McpToolInfo } from "./connection";

@@ -69,6 +69,18 @@ export interface McpServerStatus {
   sessions: number;
 }
 
+/** A server of the current config that is enabled but not up (see {@link McpPool.failedServers}). */
+export interface McpServerFailure {
+  name: string;
+  type: string;
+  /** The last error, as reported once to the logger. */
+  error: string;
+  /** Its {@link McpError} code (`mcp_start_failed`, `mcp_init_timeout`…), null for other errors. */
+  code: string | null;
+  /** The server's entry (for the fix: its command or url). */
+  config: McpServerConfig;
+}
+
 /** The identity a call runs as when the run context does not name one. */
 export interface McpScope {
   userId?: string;
@@ -82,6 +94,7 @@ interface ServerState {
   state: McpServerStatus["state"];
   tools: ToolDefinition[];
   lastError: string | null;
+  lastErrorCode: string | null;
   failures: number;
   nextRetryAt: number | null;
   loading: Promise<void> | null;
@@ -175,6 +188,19 @@ export class McpPool {
     }));
   }
 
+  /**
+   * The enabled servers of the loaded config that are down, with their last
+   * error. Only looks: it never starts loading a config (a command that
+   * failed before building an agent exits without starting servers).
+   */
+  failedServers(): McpServerFailure[] {
+    const gen = this.generation;
+    if (!gen || gen.closed) return [];
+    return [...gen.servers.values()]
+      .filter((s) => s.state === "failed")
+      .map((s) => ({ name: s.name, type: s.kind ?? s.config.type, error: s.lastError ?? "unknown error", code: s.lastErrorCode, config: s.config }));
+  }
+
   /** The extensions_config.json the gateway's MCP config API edits for this pool, when the host named one. */
   configFile(): string | null {
     return this.options.configPath?.() ?? null;
@@ -244,6 +270,7 @@ export class McpPool {
         state: sc.enabled ? "connecting" : "disabled",
         tools: [],
         lastError: null,
+        lastErrorCode: null,
         failures: 0,
         nextRetryAt: null,
         loading: null,
@@ -291,6 +318,7 @@ export class McpPool {
         s.state = "connected";
         s.failures = 0;
         s.lastError = null;
+        s.lastErrorCode = null;
         s.nextRetryAt = null;
         if (recovered) this.options.onToolsChanged?.();
       } catch (err) {
@@ -318,6 +346,7 @@ export class McpPool {
     s.failures++;
     s.state = "failed";
     s.lastError = msg;
+    s.lastErrorCode = err instanceof McpError ? (err.code ?? null) : null;
     s.tools = [];
     this.closeRemote(s);
     if (withdrawn) this.options.onToolsChanged?.();

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFIG_VERSION, loadAppConfig, loadExtensionsConfig } from "../../src/config";
+import { CONFIG_VERSION, loadAppConfig, loadExtensionsConfig, parseExtensionsConfigText } from "../../src/config";
 import { FIXTURES, HAS_FIXTURES, memoryLogger } from "./helpers";
 
 const configPath = path.join(FIXTURES, "config.example.yaml");
@@ -28,12 +28,21 @@ describe.skipIf(!HAS_FIXTURES)("DeerFlow's own example files load unchanged", ()
     expect((c as Record<string, unknown>).scheduler).toMatchObject({ enabled: false });
     // Unknown sections are kept for extensions.
     expect((c as Record<string, unknown>).mcp_tasks).toMatchObject({ max_result_bytes: 65536 });
-    // Extensions merged; unset $VARs in extensions become "" with a warning (DeerFlow's rule there).
+    // Extensions merged; unset $VARs in extensions become "" (DeerFlow's rule there), told only for enabled servers:
+    // every example server is disabled, so nothing is said about $GITHUB_TOKEN / $OPENVIKING_API_KEY.
     expect(Object.keys(c.extensions.mcpServers)).toEqual(["github", "openviking", "postgres", "long-running-reports"]);
     expect(c.extensions.mcpServers.github.env.GITHUB_TOKEN).toBe("");
     expect(c.extensions.mcpServers.postgres.routing).toMatchObject({ mode: "prefer", priority: 50 });
-    expect(loaded.warnings.some((w) => w.includes("mcpServers.github.env.GITHUB_TOKEN") && w.includes("$GITHUB_TOKEN"))).toBe(true);
-    expect(logger.lines).toEqual(loaded.warnings);
+    expect(loaded.unknownKeys).toEqual([]);
+    expect(loaded.warnings).toEqual([]);
+    expect(logger.lines).toEqual([]);
+  });
+
+  it("an unset $VAR of an enabled server is a warning; of a disabled one it is not", () => {
+    const raw = JSON.parse(readFileSync(extPath, "utf8")) as { mcpServers: Record<string, { enabled: boolean }> };
+    raw.mcpServers.github.enabled = true;
+    const { warnings } = parseExtensionsConfigText(JSON.stringify(raw), { file: "ext.json", env: {} });
+    expect(warnings).toEqual(["ext.json: mcpServers.github.env.GITHUB_TOKEN refers to $GITHUB_TOKEN, which is not set; using an empty string."]);
   });
 
   it("extensions $VARs resolve when set", () => {
