@@ -79,7 +79,16 @@ export type StreamItem =
   | { kind: "end" };
 
 /** A push subscriber: called synchronously for local events, from the backend's reader otherwise. */
-export type StreamListener = (item: StreamItem) => void;
+export interface StreamListener {
+  (item: StreamItem): void;
+  /**
+   * Optional: told when the run's writer in this process starts (`true`) and
+   * ends (`false`) a hold (see {@link RunStreamWriter.durableWait}). A subscriber
+   * that groups its output into network writes (an SSE response) may keep
+   * what it has not sent yet until the hold ends.
+   */
+  onHold?(held: boolean): void;
+}
 
 /** Writes one run's stream (only the run's owner writes it). */
 export interface RunStreamWriter {
@@ -103,6 +112,16 @@ export interface RunStreamWriter {
    * single-process bridge has no other owner.
    */
   abandon?(message: string): void;
+  /**
+   * Called with `true` when the run starts waiting for its checkpoint writes
+   * to be durable before it goes on (a tool with side effects, its end), and
+   * with `false` when the wait is over: what it publishes right after the
+   * wait follows what it published right before, so this process's
+   * subscribers may hold what they have not sent yet and send both in one
+   * network write (see {@link StreamListener.onHold}). Events are still
+   * delivered at once. Optional: a writer without it takes no holds.
+   */
+  durableWait?(waiting: boolean): void;
 }
 
 /** How a run's stream writer is opened. */

@@ -91,6 +91,7 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
       signal: run.controller.signal,
       onEvent: forwarder(run, frames, policy),
     };
+      onDurableWait: holdsOf(writer),
     // Where leases are shared with other processes (they live beside the checkpoints), every checkpoint write of the
     // run carries its lease claim: a write after another process claimed the run is refused by the store itself.
     if (backends.shared && run.leaseEpoch !== undefined) options.fence = runFence(run, run.leaseEpoch, at.log);
@@ -105,6 +106,14 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
 }
 
 /** The run's `onEvent` (returned by a call, so the closure is not named at each run). */
+/**
+ * The run's `onDurableWait`: the stream holds its local subscribers' unsent frames while the run waits for a durable
+ * checkpoint, so the frames before and after the wait share a network write (undefined: the writer takes no holds).
+ */
+function holdsOf(writer: RunStreamWriter): RunOptions["onDurableWait"] {
+  return writer.durableWait?.bind(writer);
+}
+
 function forwarder(run: LocalRun, frames: MessageCoalescer, policy: RunPolicy): NonNullable<RunOptions["onEvent"]> {
   const tap = run.request.onEvent;
   const subgraphs = run.request.subgraphs === true;

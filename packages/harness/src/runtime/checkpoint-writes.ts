@@ -13,6 +13,9 @@ export class CheckpointWrites {
   private last: Promise<void> = Promise.resolve();
   private firstError: Error | undefined;
 
+  /** @param onWait told when a {@link settle} starts (`true`) and ends (`false`): the run's `onDurableWait`. */
+  constructor(private readonly onWait?: (waiting: boolean) => void) {}
+
   /** The first failed write so far, if any (without waiting for pending writes). */
   get error(): Error | undefined {
     return this.firstError;
@@ -27,7 +30,17 @@ export class CheckpointWrites {
 
   /** Wait until every queued checkpoint write is durable; the first failed one, if any. */
   async settle(): Promise<Error | undefined> {
-    await this.last;
+    const onWait = this.onWait;
+    if (!onWait) {
+      await this.last;
+      return this.firstError;
+    }
+    onWait(true);
+    try {
+      await this.last;
+    } finally {
+      onWait(false);
+    }
     return this.firstError;
   }
 }

@@ -80,8 +80,7 @@ export class RunExecution<S extends AgentState> {
   private state!: S;
   private parent: { checkpointId: string | null; values: AgentState | undefined } = { checkpointId: null, values: undefined };
   private stepNo = -1;
-  /** Queued checkpoint writes and the first write failure. */
-  private readonly writes = new CheckpointWrites();
+  private readonly writes: CheckpointWrites; // queued checkpoint writes and the first write failure
   private stepsUsed = 0;
   private modelCalls = 0;
   /** `undefined` until the starting state was loaded. */
@@ -98,6 +97,7 @@ export class RunExecution<S extends AgentState> {
     this.modes = new Set(options.streamMode ?? ["values", "updates", "messages", "custom"]);
     this.ns = options.namespace ?? [];
     this.signal = options.signal ?? new AbortController().signal;
+    this.writes = new CheckpointWrites(options.onDurableWait);
     this.context = createRunContext({
       threadId: this.threadId,
       runId: this.runId,

@@ -163,6 +163,14 @@ export interface RunOptions {
    * it cheap; an exception it throws is logged and the run goes on.
    */
   onEvent?: (event: StreamEvent) => void;
+  /**
+   * Called with `true` when the run starts waiting for its queued checkpoint
+   * writes to be durable (before a tool with side effects runs, and before
+   * the run returns) and with `false` once they are. What the run emits
+   * right after the wait follows what it emitted right before: a server
+   * streaming the run may send both in one network write.
+   */
+  onDurableWait?: (waiting: boolean) => void;
 }
 
 /** Final status of a run. */

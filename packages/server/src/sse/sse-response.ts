@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
-import type { StreamItem } from "@deerflow/harness";
+import type { StreamItem, StreamListener } from "@deerflow/harness";
 import { formatFrame, HEARTBEAT_FRAME } from "./frame";
 
 /** Options of {@link sseResponse} and {@link sendSse}. */
@@ -69,8 +69,9 @@ interface SseSink {
 /**
  * Attach to an event source: call `push` for every item (synchronously is
  * fine, also during the call itself) and return a function that detaches.
+ * A run's stream also calls `push.onHold` (see {@link SsePump}).
  */
-export type SseSource = (push: (item: StreamItem) => void) => () => void;
+export type SseSource = (push: StreamListener) => () => void;
 
 /**
  * One heartbeat clock per tick length for every open stream (instead of an
@@ -105,6 +106,15 @@ function leaveClock(tick: number, pump: SsePump): void {
  * are coalesced into one write, `: heartbeat` after `heartbeatMs` idle, and
  * the source is detached when the client disconnects. A class rather than
  * closures: one is made per streaming response.
+ *
+ * While the run holds its stream (it waits for a durable checkpoint before a
+ * tool with side effects, or before it ends) the frames not sent yet wait
+ * too, and go out with those the run produces right after the wait: the
+ * model step and the tool step that follows it, or the last step and `end`,
+ * in one write, as when nothing waited between them. Never the first write
+ * (headers and first frames go out at once), never longer than the next tick
+ * of the heartbeat clock (a commit that takes that long does not keep frames
+ * from the client), and no timer of its own.
  */
 class SsePump {
   private finished = false;
@@ -113,11 +123,13 @@ class SsePump {
   private pending = "";
   private scheduled = false;
   private headersFlushed = false;
+  /** The run holds its stream: {@link flush} keeps what is pending. */
+  private held = false;
   private detach: (() => void) | undefined;
   private readonly tick: number;
   // Bound once (bound methods, not arrow fields: the TypeScript loader names every arrow field per instance).
-  /** The source calls it for every item. */
-  readonly push: (item: StreamItem) => void = this.onItem.bind(this);
+  /** The source calls it for every item, and its `onHold` when the run holds its stream. */
+  readonly push: StreamListener = Object.assign(this.onItem.bind(this), { onHold: this.onHold.bind(this) });
   /** The sink's close events and the request signal call it. */
   readonly disconnect: () => void = this.onDisconnect.bind(this);
   private readonly flushBound: () => void = this.flush.bind(this);
@@ -140,9 +152,20 @@ class SsePump {
     if (this.finished) this.detach?.();
   }
 
-  /** Heartbeat check (called by the shared clock). */
+  /** Heartbeat check (called by the shared clock); also the bound of a hold. */
   beat(now: number): void {
+    if (this.held) this.onHold(false);
     if (now - this.lastWrite >= this.options.heartbeatMs) this.write(HEARTBEAT_FRAME);
+  }
+
+  private onHold(held: boolean): void {
+    if (held) {
+      this.held = true;
+      return;
+    }
+    if (!this.held) return;
+    this.held = false;
+    if (this.pending) this.schedule();
   }
 
   private stop(): void {
@@ -161,6 +184,8 @@ class SsePump {
   private flush(): void {
     this.scheduled = false;
     if (this.finished && !this.ended) return;
+    // Held: the release schedules the next flush. The last frame is never held.
+    if (this.held && this.headersFlushed && !this.ended) return;
     if (this.pending) {
       this.headersFlushed = true;
       const text = this.pending;

@@ -117,6 +117,12 @@ export abstract class BatchedRunWriter implements RunStreamWriter {
     this.writers.forget(this);
   }
 
+  /** See {@link RunStreamWriter.durableWait}: this process's subscribers hold what they have not sent for the wait. */
+  durableWait(waiting: boolean): void {
+    if (waiting) this.stream.hold();
+    else this.stream.release();
+  }
+
   flush(): Promise<void> {
     if (this.error) return Promise.reject(this.error);
     if (this.storedSeq >= this.lastSeq) return Promise.resolve();

@@ -86,6 +86,10 @@ export function createMemoryStreamBridge(options: MemoryStreamBridgeOptions): St
           stream.writing = false;
           stream.fail(message);
         },
+        durableWait(waiting: boolean): void {
+          if (waiting) stream.hold();
+          else stream.release();
+        },
       };
     },
     subscribe(runId: string, lastEventId: string | null, listener: StreamListener): () => void {

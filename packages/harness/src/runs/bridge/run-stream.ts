@@ -39,6 +39,16 @@ function deliver(listener: StreamListener, item: StreamItem): void {
   }
 }
 
+/** Tell a listener that takes holds that one started or ended (one that throws is its owner's to detach, as above). */
+function tellHold(listener: StreamListener, held: boolean): void {
+  if (!listener.onHold) return;
+  try {
+    listener.onHold(held);
+  } catch {
+    // as in deliver
+  }
+}
+
 /**
  * One run's retained events in this process: the last `capacity` events
  * (seqs contiguous, so an event's seq is `firstSeq + index`), the listeners
@@ -56,6 +66,8 @@ export class RunStream {
   readonly ids: EventIdSequencer;
   private listeners: StreamListener[] = [];
   private ended = false;
+  /** Holds in force (see {@link hold}). */
+  private holds = 0;
   /** Epoch ms after which the stream is dropped (refreshed on each append). */
   expiresAt: number;
   /** A writer of this process holds it (a quiet run, e.g. one long tool call, must not expire under its subscribers). */
@@ -123,10 +135,31 @@ export class RunStream {
     return item;
   }
 
+  /**
+   * The writer waits for the run's checkpoint writes to be durable, and what
+   * it publishes right after the wait follows what it published right
+   * before: the listeners that group output into network writes (SSE
+   * responses) keep what they have not sent yet until {@link release}, so
+   * both go out together. Events are still appended and delivered at once.
+   */
+  hold(): void {
+    if (this.ended || this.holds++ > 0) return;
+    const ls = this.listeners;
+    for (let i = 0; i < ls.length; i++) tellHold(ls[i], true);
+  }
+
+  /** The wait of a {@link hold} is over (after the last one: the listeners are told). */
+  release(): void {
+    if (this.holds === 0 || --this.holds > 0 || this.ended) return;
+    const ls = this.listeners;
+    for (let i = 0; i < ls.length; i++) tellHold(ls[i], false);
+  }
+
   /** Mark the run finished; listeners get `end`. */
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    this.holds = 0;
     const ls = this.listeners;
     this.listeners = [];
     for (const l of ls) deliver(l, END);
@@ -141,6 +174,7 @@ export class RunStream {
     // A subscriber reconnecting with the error's id resumes exactly after what the backend holds.
     const item = bridgeErrorItem(atId ?? this.latestId ?? "0-0", message);
     this.ended = true;
+    this.holds = 0;
     const ls = this.listeners;
     this.listeners = [];
     for (const l of ls) {
@@ -182,6 +216,7 @@ export class RunStream {
       return () => {};
     }
     this.listeners.push(listener);
+    if (this.holds > 0) tellHold(listener, true);
     // Replace rather than splice: an append iterating the old array stays consistent.
     return () => {
       this.listeners = this.listeners.filter((l) => l !== listener);
