@@ -90,6 +90,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly ready: Promise<void>;
   private closed = false;
+  private refilling: Promise<void> = Promise.resolve();
   private lastUser = DEFAULT_USER_ID;
   private poolBroken = false;
 
@@ -385,7 +386,13 @@ export class DockerSandboxProvider implements SandboxProvider {
       if (!oldest) break;
       await this.drop(oldest);
     }
-    void this.refill();
+    this.refilling = this.refill();
+  }
+
+  /** Resolves once the start-up orphan check and the current warm-pool refill are done (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await this.ready;
+    await this.refilling;
   }
 
   private idleEntries(): Entry[] {
