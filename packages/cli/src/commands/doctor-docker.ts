@@ -13,17 +13,13 @@ import path from "node:path";
 import { DeerFlowError } from "../../../harness/src/errors";
 import type { SandboxConfig } from "../../../harness/src/sandbox";
 import { BWRAP_PROVIDER_NAMES, LOCAL_PROVIDER_NAMES } from "../../../harness/src/sandbox";
-import { buildContainerSpec, connectDocker, LABELS } from "../../../harness/src/sandbox/docker";
+import { buildContainerSpec, connectDocker, DOCKER_PROVIDER_NAMES, LABELS } from "../../../harness/src/sandbox/docker";
 import type { DockerEngine } from "../../../harness/src/sandbox/docker";
 import { DEFAULT_SANDBOX_IMAGE, IMAGE_BUILD_LABEL } from "../../../harness/src/sandbox/image";
 import type { Finding } from "./doctor";
 
-/** `sandbox.use` values that select the Docker provider. */
-export const DOCKER_USE_NAMES: ReadonlySet<string> = new Set([
-  "docker",
-  "deerflow.community.aio_sandbox:AioSandboxProvider",
-  "deerflow.community.aio_sandbox.aio_sandbox_provider:AioSandboxProvider",
-]);
+/** `sandbox.use` values that select the Docker provider (the provider's own list). */
+export const DOCKER_USE_NAMES: ReadonlySet<string> = DOCKER_PROVIDER_NAMES;
 
 /** Whether `use` selects the Docker provider. */
 export function selectsDocker(use: string | undefined): boolean {

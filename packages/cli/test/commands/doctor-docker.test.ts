@@ -76,7 +76,7 @@ describe.skipIf(!DOCKER)("doctor: a real Docker daemon", () => {
 
     const cwd = writeProject(["use: deerflow.community.aio_sandbox:AioSandboxProvider", `image: ${image}`]);
     const r = await runCli(["doctor", "--skip-model", "--data-dir", path.join(cwd, "data")], { cwd, env: cleanEnv({ DOCKER_HOST: undefined }), timeoutMs: 90_000 });
-    expect(r.stdout).toContain(`✓ docker: image ${image} is present`);
+    expect(r.stdout, r.stderr).toContain(`✓ docker: image ${image} is present`);
     expect(r.stdout).toContain("No problems found");
     expect(r.code).toBe(0);
   }, 120_000);
@@ -94,8 +94,8 @@ describe.skipIf(!DOCKER)("doctor: a real Docker daemon", () => {
 
     const cwd = writeProject(["use: docker", `image: ${missing}`]);
     const r = await runCli(["doctor", "--skip-model", "--data-dir", path.join(cwd, "data")], { cwd, env: cleanEnv({ DOCKER_HOST: undefined }), timeoutMs: 90_000 });
+    expect(r.stdout, r.stderr).toContain(`✗ docker: the sandbox image '${missing}' is not present`);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain(`✗ docker: the sandbox image '${missing}' is not present`);
   }, 120_000);
 
   it("an image without sleep (which keeps the container alive) is an error", async () => {
@@ -110,16 +110,18 @@ describe.skipIf(!DOCKER)("doctor: a real Docker daemon", () => {
   const canDrop = process.getuid?.() === 0 && existsSync("/usr/bin/setpriv") && existsSync("/var/run/docker.sock") && (spawnSync("stat", ["-c", "%a", "/var/run/docker.sock"], { encoding: "utf8" }).stdout.trim().endsWith("0"));
   it.skipIf(!canDrop)("permission denied on the socket names the socket, its group and the fix", async () => {
     const cwd = writeProject(["use: docker", `image: ${image}`]);
-    const r = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn("/usr/bin/setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, BIN, "doctor", "--skip-model", "--data-dir", path.join(cwd, "data")], {
         cwd,
         env: cleanEnv({ DOCKER_HOST: undefined, HOME: cwd }),
       });
       let stdout = "";
+      let stderr = "";
       child.stdout.on("data", (d) => (stdout += d));
-      child.on("close", (code) => resolve({ code, stdout }));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
     });
-    expect(r.stdout).toContain("✗ docker: permission denied opening the Docker socket /var/run/docker.sock");
+    expect(r.stdout, r.stderr).toContain("✗ docker: permission denied opening the Docker socket /var/run/docker.sock");
     expect(r.stdout).toMatch(/fix: \/var\/run\/docker\.sock is owned by uid 0, (group '\S+' \(gid \d+\)|gid \d+), mode \d{3}; uid 65534/);
     expect(r.stdout).toContain("usermod -aG");
     expect(r.code).toBe(1);

@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
 import { SandboxError } from "../../errors";
+import { DEFAULT_DOCKER_IMAGE } from "../docker/docker-provider";
 import { connectDocker } from "../docker/engine";
 import type { DockerEngine } from "../docker/engine";
 import { toDockerError } from "../docker/errors";
@@ -12,7 +13,7 @@ import { planHostRootfs, writeRootfs } from "./host-rootfs";
 import type { HostRootfsOptions, RootfsPlan } from "./host-rootfs";
 
 /** The image the Docker provider uses when `sandbox.image` is not set, and what `deerflow sandbox image build` tags. */
-export const DEFAULT_SANDBOX_IMAGE = "deerflow-sandbox:latest";
+export const DEFAULT_SANDBOX_IMAGE: string = DEFAULT_DOCKER_IMAGE;
 
 /** Label carrying the content key of a host-built image (an unchanged host reuses it). */
 export const IMAGE_CONTENT_LABEL = "org.deerflow.sandbox.content";
