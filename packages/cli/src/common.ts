@@ -52,6 +52,17 @@ export function commonOptions(values: { config?: string; "data-dir"?: string }, 
   };
 }
 
+/** A failure that knows its fix: printed as its message, then `Fix: …`. */
+export class FixedError extends Error {
+  constructor(
+    message: string,
+    readonly fix: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 const FIXES: Record<string, string> = {
   config_not_found: "Run `deerflow init` to create config.yaml, or pass --config PATH.",
   config_env_missing: "Add the variable to .env (next to config.yaml) or export it, then retry. `deerflow doctor` lists every missing variable.",
@@ -59,12 +70,32 @@ const FIXES: Record<string, string> = {
   model_auth: "Check the API key in .env (`deerflow doctor` tests it).",
   model_connection: "Is the model server reachable? Check base_url in config.yaml and your network (`deerflow doctor`).",
   model_timeout: "The model did not answer in time. Check base_url and your network (`deerflow doctor`).",
+  postgres_unreachable:
+    "Check that PostgreSQL runs and accepts connections at that address, and the user, password and database name in database.postgres_url (shown with its password masked; `deerflow doctor` checks it).",
+  postgres_migration_failed:
+    "Check that the database user in database.postgres_url may create tables (in database.postgres_schema when set); `deerflow doctor` lists the migrations applied so far.",
+  stream_bridge_unavailable:
+    "Check that Redis runs and accepts connections there, and stream_bridge.redis_url (or DEER_FLOW_STREAM_BRIDGE_REDIS_URL) with its password (`deerflow doctor` checks it).",
+  stream_bridge_failed: "Check that Redis runs and stream_bridge.redis_url (`deerflow doctor` checks it), or set stream_bridge.type: memory for one process.",
+  auth_jwt_secret_missing:
+    "Run `deerflow init --auth` (it writes DEER_FLOW_JWT_SECRET to .env), or put DEER_FLOW_JWT_SECRET=<at least 32 random characters> in .env and `jwt_secret: $DEER_FLOW_JWT_SECRET` under auth: in config.yaml.",
 };
+
+/** The fix `describeError` prints for a typed error, if it knows one. */
+function fixOf(err: DeerFlowError): string | undefined {
+  return FIXES[err.code] ?? (err.code.startsWith("config_") ? "Fix config.yaml as described above (`deerflow doctor` checks it)." : undefined);
+}
+
+/** Whether {@link describeError} prints a `Fix:` line for this typed error. */
+export function hasKnownFix(err: DeerFlowError): boolean {
+  return fixOf(err) !== undefined;
+}
 
 /** A readable failure message: what went wrong, and the fix when we know one. */
 export function describeError(err: unknown): string {
+  if (err instanceof FixedError) return `${err.message}\nFix: ${err.fix}`;
   if (err instanceof DeerFlowError) {
-    const fix = FIXES[err.code] ?? (err.code.startsWith("config_") ? "Fix config.yaml as described above (`deerflow doctor` checks it)." : undefined);
+    const fix = fixOf(err);
     return fix ? `${err.message}\nFix: ${fix}` : err.message;
   }
   if (err instanceof Error) return err.message;

@@ -9,10 +9,12 @@ import type { AuthSettings, Gateway } from "../../../server/src";
 import { bindHostExposure } from "../../../server/src/security";
 import { resolveAgentFactory } from "../agent-source";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
+import type { CommonOptions } from "../common";
 import { startDemoModel } from "../demo/demo-config";
 import type { Terminal } from "../io";
 import { ensureWebBuild, WEB_DIST } from "../web-build";
 import { authOffReason, liveAuthSection, signInBanner } from "./serve-auth";
+import { withStartupFix } from "./serve-errors";
 import { registerServeProcess, unsharedPeersWarning } from "./serve-peers";
 import { checkWorkersAllowed, isServeWorker, parseWorkers, reportListening, runSharing, runWorkersPrimary } from "./serve-workers";
 
@@ -93,10 +95,29 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
   const port = values.port === undefined ? 2026 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer 0-65535, got '${values.port}'`, "serve");
   const host = values.host ?? "127.0.0.1";
+  const common = commonOptions(values);
+  try {
+    return await startServe(values, { host, port, common }, term);
+  } catch (err) {
+    // every start-up failure (port, config, PostgreSQL, Redis, auth, data dir) says what to change
+    throw withStartupFix(err, { host, port, dataDir: common.dataDir });
+  }
+}
+
+/** The flags of `serve` that {@link startServe} reads. */
+interface ServeFlags {
+  demo?: boolean;
+  "no-web-build"?: boolean;
+  "allow-unauthenticated"?: boolean;
+  workers?: string;
+}
+
+/** Everything `serve` does after parsing its flags, up to listening (returns null while serving). */
+async function startServe(values: ServeFlags, at: { host: string; port: number; common: CommonOptions }, term: Terminal): Promise<number | null> {
+  const { host, port, common } = at;
   const workers = parseWorkers(values.workers);
   // a worker forked by `--workers N`: the primary already checked the config, the host and built the UI
   const worker = isServeWorker();
-  const common = commonOptions(values);
   const injected = await resolveAgentFactory();
   const demoMode = !!values.demo && !common.configPath && !injected && !findConfig(common.cwd);
   // The config (and the .env files before it) is read first: whether sign-in is on decides which --host
