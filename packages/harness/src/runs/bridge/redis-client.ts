@@ -50,18 +50,29 @@ function firstConnectFailure(url: string, cause: string | undefined, clean: (err
   return clean(reason);
 }
 
+/** What a command in flight on a connection that closed is rejected with (the driver's text names its option). */
+const CONNECTION_LOST = "the connection to Redis was lost while the command was in flight";
+
+/** The message of a driver error, in this bridge's words where the driver's name its own options. */
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.name === "MaxRetriesPerRequestError" ? CONNECTION_LOST : err.message;
+  return String(err);
+}
+
 /**
  * Open one connection. Commands fail at once while Redis is unreachable
- * (no offline queue, one retry): a run whose writes fail is failed by its
- * owner instead of waiting. Once connected, reconnects go on with a capped
- * backoff, so the process uses Redis again as soon as it is back; the first
- * connection is not retried, so a wrong password, a TLS mismatch or a wrong
- * port fails the start at once with the driver's reason. Connection errors
- * are logged once per outage, masked.
+ * (no offline queue), and so do the commands in flight when a connection
+ * closes (no retry, no resend): a run whose writes fail is failed by its
+ * owner instead of waiting, and the shared reader's subscribers are told.
+ * Once connected, reconnects go on with a capped backoff, so the process
+ * uses Redis again as soon as it is back; the first connection is not
+ * retried, so a wrong password, a TLS mismatch or a wrong port fails the
+ * start at once with the driver's reason. Connection errors are logged once
+ * per outage, masked.
  */
 export async function openRedisLink(url: string, role: string, log: (message: string) => void): Promise<RedisLink> {
   const masked = maskUrl(url);
-  const clean = (err: unknown) => maskCredentials(err instanceof Error ? err.message : String(err), url);
+  const clean = (err: unknown) => maskCredentials(messageOf(err), url);
   /** True once the first connection is up: only then are drops retried. */
   let connected = false;
   let down = false;
@@ -69,7 +80,11 @@ export async function openRedisLink(url: string, role: string, log: (message: st
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
+    // 0, not 1: the driver rejects the commands in flight at a close only once the retries are used up. With one
+    // retry they wait for the next connection attempt, and when that one succeeds (a dropped connection to a Redis
+    // that stayed up) they are dropped without an answer: a blocked XREAD that never settles stalls every
+    // subscription of the process, an append that never settles its run's flush.
+    maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     connectionName: `deerflow-${role}`,
     connectTimeout: CONNECT_TIMEOUT_MS,
@@ -84,9 +99,18 @@ export async function openRedisLink(url: string, role: string, log: (message: st
     down = true;
     log(`Redis at ${masked} (${role} connection) failed: ${clean(err)}; reconnecting.`);
   });
+  // A connection the server closed without a socket error (a killed client, an idle timeout, a shutdown) reconnects
+  // too: said once, and a failing reconnect still logs its error.
+  let closed = false;
+  client.on("reconnecting", () => {
+    if (!connected || down || closed) return;
+    closed = true;
+    log(`Redis at ${masked} (${role} connection) was closed; reconnecting.`);
+  });
   client.on("ready", () => {
-    if (!down) return;
+    if (!down && !closed) return;
     down = false;
+    closed = false;
     log(`Redis at ${masked} (${role} connection) is reachable again.`);
   });
   try {

@@ -117,4 +117,50 @@ describe.skipIf(!process.env.DEERFLOW_TEST_REDIS_URL)("Redis stream bridge durin
       process.off("unhandledRejection", onUnhandled);
     }
   });
+
+  it("a dropped connection while Redis stays up settles what was in flight on it: the blocked reader's subscribers get error + end, the next subscription works", async () => {
+    const own = await startRedis();
+    try {
+      const url = `redis://127.0.0.1:${own.port}`;
+      const logB = waitableLog();
+      const options = { url, queueMaxsize: 16, ttlSeconds: 60 };
+      const a = await openRedisRunTransport({ ...options, log: () => undefined });
+      const b = await openRedisRunTransport({ ...options, log: logB.log });
+      const runId = uniqueRunId("dropped");
+      const w = await a.bridge.writer(runId);
+      const remote = collect(b.bridge, runId, null);
+      const first = w.publish("values", { n: 0 });
+      await w.flush();
+      await remote.eventCount(1);
+      // B's shared reader is blocked in XREAD now; its connection is cut (Redis itself stays up, so ioredis reconnects
+      // at its first attempt).
+      const admin = new Redis(url);
+      const list = (await admin.client("LIST")) as string;
+      const blocked = list.split("\n").filter((l) => l.includes(" name=deerflow-stream-reader ") && l.includes(" cmd=xread"));
+      expect(blocked).toHaveLength(1);
+      const closed = logB.next((l) => l.includes("(stream-reader connection) was closed; reconnecting"));
+      const back = logB.next((l) => l.includes("(stream-reader connection) is reachable again"));
+      await admin.client("KILL", "ID", /\bid=(\d+)/.exec(blocked[0])![1]);
+      // The read that was in flight is settled (it used to be dropped unanswered by the reconnect: every run this
+      // process followed then hung). Bounded: a hang fails here instead of at the test's timeout.
+      const items = await Promise.race([remote.done, new Promise<"hung">((r) => setTimeout(() => r("hung"), 10_000))]);
+      expect(items).not.toBe("hung");
+      expect((items as Awaited<typeof remote.done>).map((x) => (x.kind === "event" ? x.event : x.kind))).toEqual(["values", "error", "end"]);
+      expect((items as Awaited<typeof remote.done>)[1]).toMatchObject({ kind: "event", id: first, event: "error", data: { name: "StreamBridgeError" } });
+      // Once the reader's connection is back, a reconnect (from the error's id) follows the run to its end.
+      await closed;
+      await back;
+      const again = collect(b.bridge, runId, first);
+      w.publish("values", { n: 1 });
+      await w.end();
+      expect((await again.done).map((x) => (x.kind === "event" ? x.event : x.kind))).toEqual(["values", "end"]);
+      // the subscriber was told in this bridge's words, not the driver's option names
+      expect(JSON.stringify((items as Awaited<typeof remote.done>)[1])).toMatch(/connection to Redis was lost/);
+      await admin.quit();
+      await a.close();
+      await b.close();
+    } finally {
+      await own.stop();
+    }
+  });
 });
