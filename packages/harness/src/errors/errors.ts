@@ -144,7 +144,9 @@ export class RunCancelledError extends DeerFlowError {
  * unavailable), `checkpoint_not_found` (the run's `checkpointId`),
  * `run_not_resumable` (a dead owner's run cannot be executed again here),
  * `run_secrets_not_resumable` (its request carried secrets, which are never
- * stored, so it is not executed again elsewhere without them).
+ * stored, so it is not executed again elsewhere without them),
+ * `run_stale_owner` (a run record write under a lease epoch the run no
+ * longer has: another process took the run over).
  */
 export class RunServiceError extends DeerFlowError {
   constructor(code: string, message: string, options: DeerFlowErrorOptions = {}) {

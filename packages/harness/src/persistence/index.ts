@@ -9,6 +9,7 @@ export type {
   StoredRunInput,
   RunRecordStatus,
   RunStore,
+  RunWriteFence,
   RunUsage,
   ThreadRecord,
   ThreadSearch,

@@ -121,12 +121,23 @@ export interface RunExecution {
 /** A run input as a record keeps it: a state update, or a `Command` resuming an interrupt. */
 export type StoredRunInput = { update: Record<string, unknown> } | { command: { resume?: unknown; goto?: unknown; update?: Record<string, unknown> } };
 
+/**
+ * The lease claim a run's owner writes its record under (shared backends):
+ * a store that keeps the run leases beside the records writes the patch
+ * only while the run's lease still has this epoch, and otherwise rejects
+ * with `run_stale_owner` (another process took the run over and owns its
+ * record). Stores without shared leases ignore it.
+ */
+export interface RunWriteFence {
+  epoch: number;
+}
+
 /** Run record store. */
 export interface RunStore {
   create(record: RunRecord): Promise<void>;
   get(runId: string): Promise<RunRecord | undefined>;
-  /** No-op for an unknown id. */
-  update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void>;
+  /** No-op for an unknown id. With `fence`, see {@link RunWriteFence}. */
+  update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>, options?: { fence?: RunWriteFence }): Promise<void>;
   /** Runs of a thread, newest first. */
   listByThread(threadId: string): Promise<RunRecord[]>;
   deleteByThread(threadId: string): Promise<void>;

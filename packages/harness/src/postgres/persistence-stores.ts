@@ -1,9 +1,11 @@
 import type pg from "pg";
+import { RunServiceError } from "../errors";
 import type {
   MessageRow,
   MessageStore,
   RunRecord,
   RunStore,
+  RunWriteFence,
   ThreadRecord,
   ThreadSearch,
   ThreadStore,
@@ -51,7 +53,7 @@ function patchesAny(columns: ColumnSpec, patch: Record<string, unknown>): boolea
  * (one prepared statement per set of fields), without reading the row first;
  * undefined when nothing is to be written.
  */
-function patchQuery(table: string, columns: ColumnSpec, patch: Record<string, unknown>, keyColumn: string, key: string): pg.QueryConfig | undefined {
+function patchQuery(table: string, columns: ColumnSpec, patch: Record<string, unknown>, keyColumn: string, key: string, fence?: RunWriteFence): pg.QueryConfig | undefined {
   const sets: string[] = [];
   const values: unknown[] = [];
   for (const field in columns) {
@@ -63,8 +65,20 @@ function patchQuery(table: string, columns: ColumnSpec, patch: Record<string, un
   }
   if (!sets.length) return undefined;
   values.push(key);
-  return prepared(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${keyColumn} = $${values.length}`, values);
+  let where = `${keyColumn} = $${values.length}`;
+  if (fence) {
+    values.push(fence.epoch);
+    where += ` AND ${RUN_FENCE_SQL.replace("$RUN", `$${values.length - 1}`).replace("$EPOCH", `$${values.length}`)}`;
+  }
+  return prepared(`UPDATE ${table} SET ${sets.join(", ")} WHERE ${where}`, values);
 }
+
+// A fenced record write (a run's owner writing under its lease claim) goes in only while the run's lease still has
+// that claim's epoch, checked in the same statement: FOR SHARE holds the lease row until the update commits, so a
+// takeover's claim (which gives the row a new epoch) either committed before (the write is refused) or waits until
+// after (the write was the owner's). The owner gives its lease back only after its last fenced write.
+const RUN_FENCE_SQL = `EXISTS (SELECT 1 FROM deerflow_run_leases WHERE run_id = $RUN::text AND epoch = $EPOCH::bigint FOR SHARE)`;
+const RUN_FENCE_CHECK_SQL = `SELECT r.run_id, l.epoch FROM deerflow_runs r LEFT JOIN deerflow_run_leases l ON l.run_id = r.run_id WHERE r.run_id = $1`;
 
 /**
  * {@link ThreadStore} over `deerflow_threads`. Writes of one thread go out in
@@ -189,13 +203,39 @@ export class PostgresRunStore implements RunStore {
     return res.rows[0] ? runFromRow(res.rows[0]) : undefined;
   }
 
-  /** Patches of one run handed in together, or while one is in flight, go out as one `UPDATE`. */
-  update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>): Promise<void> {
+  /**
+   * Patches of one run handed in together, or while one is in flight, go out
+   * as one `UPDATE` (fenced ones only with patches under the same fence).
+   * A fenced patch is written only while the run's lease has the fence's
+   * epoch; otherwise it rejects with `run_stale_owner` and writes nothing.
+   */
+  update(runId: string, patch: Partial<Omit<RunRecord, "runId" | "threadId" | "createdAt">>, options?: { fence?: RunWriteFence }): Promise<void> {
     if (!patchesAny(RUN_COLUMNS, patch)) return Promise.resolve();
-    return this.writes.patch(`r:${runId}`, patch, (merged) => {
-      const q = patchQuery("deerflow_runs", RUN_COLUMNS, merged, "run_id", runId);
-      return q ? this.pool.query(q) : Promise.resolve();
-    });
+    const fence = options?.fence;
+    return this.writes.patch(
+      `r:${runId}`,
+      patch,
+      async (merged) => {
+        const q = patchQuery("deerflow_runs", RUN_COLUMNS, merged, "run_id", runId, fence);
+        if (!q) return;
+        const res = await this.pool.query(q);
+        if (fence && (res.rowCount ?? 0) === 0) await this.refuseIfStale(runId, fence, Object.keys(merged));
+      },
+      fence ? `epoch:${fence.epoch}` : undefined,
+    );
+  }
+
+  /** A fenced update that wrote nothing: `run_stale_owner` unless the run is unknown (a no-op, as unfenced). */
+  private async refuseIfStale(runId: string, fence: RunWriteFence, fields: string[]): Promise<void> {
+    const row = (await this.pool.query(prepared(RUN_FENCE_CHECK_SQL, [runId]))).rows[0] as { epoch: unknown } | undefined;
+    if (!row) return;
+    const current = row.epoch === null || row.epoch === undefined ? undefined : int8(row.epoch);
+    const holder = current === undefined ? "the run holds no lease any more" : `its lease was claimed again (epoch ${current})`;
+    throw new RunServiceError(
+      "run_stale_owner",
+      `Refused the write of run ${runId}'s record (${fields.join(", ")}): this process wrote under lease epoch ${fence.epoch}, but ${holder}; another process owns the run now`,
+      { details: { run_id: runId, epoch: fence.epoch, current_epoch: current ?? null } },
+    );
   }
 
   async listByThread(threadId: string): Promise<RunRecord[]> {

@@ -8,6 +8,8 @@ interface Waiter {
 interface Job {
   /** The row's fields to write (patch jobs only; later patches merge into it until it is sent). */
   patch: Record<string, unknown> | undefined;
+  /** Patches merge only with patches of the same group (e.g. written under the same fence). */
+  group: string | undefined;
   send(patch: Record<string, unknown> | undefined): Promise<unknown>;
   waiters: Waiter[];
 }
@@ -44,17 +46,19 @@ export class RowWriteQueues {
 
   /** Queue a statement on `key` (sent after the key's earlier writes settled). */
   write(key: string, send: () => Promise<unknown>): Promise<void> {
-    return new Promise<void>((resolve, reject) => this.enqueue(key, { patch: undefined, send, waiters: [{ resolve, reject }] }));
+    return new Promise<void>((resolve, reject) => this.enqueue(key, { patch: undefined, group: undefined, send, waiters: [{ resolve, reject }] }));
   }
 
   /**
    * Queue a patch of the row at `key`: while the key's last queued job is an
    * unsent patch, this one merges into it (later values win; `undefined`
    * fields leave the earlier value), and `send` gets the merged patch.
+   * Only patches of one `group` merge (a fenced write is not widened to, or
+   * refused with, an unfenced one).
    */
-  patch(key: string, patch: Record<string, unknown>, send: (patch: Record<string, unknown>) => Promise<unknown>): Promise<void> {
+  patch(key: string, patch: Record<string, unknown>, send: (patch: Record<string, unknown>) => Promise<unknown>, group?: string): Promise<void> {
     const last = this.rows.get(key)?.jobs.at(-1);
-    if (last?.patch) {
+    if (last?.patch && last.group === group) {
       const merged = last.patch;
       for (const field in patch) if (patch[field] !== undefined) merged[field] = patch[field];
       return new Promise<void>((resolve, reject) => last.waiters.push({ resolve, reject }));
@@ -62,7 +66,7 @@ export class RowWriteQueues {
     const own: Record<string, unknown> = {};
     for (const field in patch) if (patch[field] !== undefined) own[field] = patch[field];
     return new Promise<void>((resolve, reject) =>
-      this.enqueue(key, { patch: own, send: send as Job["send"], waiters: [{ resolve, reject }] }),
+      this.enqueue(key, { patch: own, group, send: send as Job["send"], waiters: [{ resolve, reject }] }),
     );
   }
 

@@ -3,7 +3,7 @@ import { RunCancelledError } from "../errors";
 import type { RunOptions, RunResult } from "../runtime";
 import type { RunBackends, RunStreamWriter } from "./backend-types";
 import type { LeaseKeeper } from "./lease-keeper";
-import { leaseMayBeLost, runFence } from "./lease-keeper";
+import { leaseMayBeLost, recordFence, runFence } from "./lease-keeper";
 import { SILENT_WRITER } from "./local-run";
 import type { LocalRun } from "./local-run";
 import { MessageCoalescer } from "./message-coalescer";
@@ -63,9 +63,10 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
     }
     if (run.status !== "running") {
       run.status = "running";
-      await host.stores.runs.update(run.runId, { status: "running", updatedAt: isoNow() });
+      // Under its lease claim on shared backends: a stale owner's late `running` is refused (`run_stale_owner`).
+      await host.stores.runs.update(run.runId, { status: "running", updatedAt: isoNow() }, recordFence(run, backends.shared));
     } else if (run.resumed) {
-      await host.stores.runs.update(run.runId, { updatedAt: isoNow() });
+      await host.stores.runs.update(run.runId, { updatedAt: isoNow() }, recordFence(run, backends.shared));
     }
     if (policy.runTimeoutMs) {
       timer = setTimeout(() => {
@@ -90,8 +91,8 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
       streamMode: request.streamModes,
       signal: run.controller.signal,
       onEvent: forwarder(run, frames, policy),
-    };
       onDurableWait: holdsOf(writer),
+    };
     // Where leases are shared with other processes (they live beside the checkpoints), every checkpoint write of the
     // run carries its lease claim: a write after another process claimed the run is refused by the store itself.
     if (backends.shared && run.leaseEpoch !== undefined) options.fence = runFence(run, run.leaseEpoch, at.log);
@@ -105,7 +106,6 @@ export async function executeRun(run: LocalRun, at: RunExecutionContext): Promis
   return { result, failure };
 }
 
-/** The run's `onEvent` (returned by a call, so the closure is not named at each run). */
 /**
  * The run's `onDurableWait`: the stream holds its local subscribers' unsent frames while the run waits for a durable
  * checkpoint, so the frames before and after the wait share a network write (undefined: the writer takes no holds).
@@ -114,6 +114,7 @@ function holdsOf(writer: RunStreamWriter): RunOptions["onDurableWait"] {
   return writer.durableWait?.bind(writer);
 }
 
+/** The run's `onEvent` (returned by a call, so the closure is not named at each run). */
 function forwarder(run: LocalRun, frames: MessageCoalescer, policy: RunPolicy): NonNullable<RunOptions["onEvent"]> {
   const tap = run.request.onEvent;
   const subgraphs = run.request.subgraphs === true;

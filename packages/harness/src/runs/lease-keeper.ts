@@ -1,4 +1,5 @@
 import type { CheckpointFence } from "../checkpoints/types";
+import type { RunWriteFence } from "../persistence";
 import { errorMessage, RunCancelledError, RunServiceError } from "../errors";
 import type { RunBackends, RunLeases, RunStreamWriter } from "./backend-types";
 import { TERMINAL } from "./local-run";
@@ -37,8 +38,8 @@ export async function claimLease(
   return (await leases.acquire(runId, threadId, owner, expiresAt, now)) ? { epoch: undefined } : undefined;
 }
 
-/** Codes that say another process owns the run now: a refused fenced checkpoint write, a refused stream append. */
-const TAKEN_OVER_CODES = new Set(["checkpoint_stale_owner", "stream_bridge_stale_writer"]);
+/** Codes that say another process owns the run now: a refused fenced checkpoint write, stream append or record write. */
+const TAKEN_OVER_CODES = new Set(["checkpoint_stale_owner", "stream_bridge_stale_writer", "run_stale_owner"]);
 
 /** True when `err` says the run was taken over by another process (this one is a stale owner). */
 export function isTakenOver(err: unknown): boolean {
@@ -74,6 +75,11 @@ export function leaseMayBeLost(run: LocalRun, now: number, log: (message: string
   log(`the lease of run ${run.runId} ran out ${now - run.leaseSafeUntil} ms past its grace without a renewal; another process may own it now, stopping it here`);
   run.controller.abort(new RunCancelledError("lease_lost"));
   return true;
+}
+
+/** The fence of an owned run's record writes (shared backends, a lease with an epoch), as the run store takes it. */
+export function recordFence(run: LeasedRun, shared: boolean): { fence: RunWriteFence } | undefined {
+  return shared && run.leaseEpoch !== undefined ? { fence: { epoch: run.leaseEpoch } } : undefined;
 }
 
 /**

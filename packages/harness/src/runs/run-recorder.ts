@@ -1,8 +1,8 @@
 import { isoNow } from "../clock";
-import { errorMessage } from "../errors";
+import { errorMessage, hasErrorCode } from "../errors";
 import type { Message } from "../messages";
 import { messagesChangedByRun, runUsageFromMessages, runUsageFromOutcome } from "../persistence";
-import type { PersistenceStores, RunRecord, RunRecordStatus, RunUsage, ThreadRecord } from "../persistence";
+import type { PersistenceStores, RunRecord, RunRecordStatus, RunUsage, RunWriteFence, ThreadRecord } from "../persistence";
 import type { RunResult } from "../runtime";
 import type { AgentState } from "../state";
 
@@ -27,6 +27,14 @@ export interface RunEnd {
   threadStatus?: string | null;
   /** The run's agent (`lead_agent` or a custom agent's name), for hooks. */
   agentName?: string | null;
+  /** The owner's lease claim the record is written under (see {@link RunWriteFence}). */
+  fence?: RunWriteFence;
+}
+
+/** How a run's end was written. */
+export interface RunEndWritten {
+  /** The run store refused the record as written by a stale owner: another process owns the run (and its end). */
+  staleOwner: boolean;
 }
 
 /** What run hooks see when a run finished (after its bookkeeping was queued). */
@@ -99,26 +107,45 @@ export class RunRecorder {
    * settles when they committed and the hooks ran, its `written` once the
    * writes committed (before the hooks). Never rejects: failures are logged.
    */
-  finish(end: RunEnd): Promise<void> & { readonly written: Promise<void> } {
-    let markWritten!: () => void;
-    const written = new Promise<void>((r) => (markWritten = r));
+  finish(end: RunEnd): Promise<void> & { readonly written: Promise<RunEndWritten> } {
+    let markWritten!: (w: RunEndWritten) => void;
+    const written = new Promise<RunEndWritten>((r) => (markWritten = r));
     return Object.assign(this.finishWrites(end, markWritten), { written });
   }
 
-  private finishWrites(end: RunEnd, markWritten: () => void): Promise<void> {
+  private finishWrites(end: RunEnd, markWritten: (w: RunEndWritten) => void): Promise<void> {
     const writes: Array<Promise<unknown>> = [];
+    const outcome: RunEndWritten = { staleOwner: false };
     const record = (usage: RunUsage, transcript: Message[], title: string | undefined): void => {
       const ts = isoNow();
       if (transcript.length) writes.push(this.stores.messages.record(end.threadId, end.runId, transcript as unknown as Array<Record<string, unknown>>, ts));
       if (title) writes.push(this.stores.threads.update(end.threadId, { displayName: title }));
       const stopReason = end.result?.outcome.stopReason ?? null;
-      writes.push(this.stores.runs.update(end.runId, { status: end.status, error: end.error, usage, stopReason, updatedAt: ts }));
+      const patch = { status: end.status, error: end.error, usage, stopReason, updatedAt: ts };
       const threadStatus = end.threadStatus === undefined ? (end.status === "success" ? "idle" : end.status) : end.threadStatus;
-      if (threadStatus !== null) writes.push(this.stores.threads.update(end.threadId, { status: threadStatus, updatedAt: ts }));
+      const writeThread = () => (threadStatus === null ? undefined : this.stores.threads.update(end.threadId, { status: threadStatus, updatedAt: ts }));
+      if (!end.fence) {
+        writes.push(this.stores.runs.update(end.runId, patch));
+        const t = writeThread();
+        if (t) writes.push(t);
+        return;
+      }
+      // Under the owner's lease claim, and the thread's status only once the record took it: a stale owner's late
+      // end changes neither the record nor the thread of the run another process owns now.
+      writes.push(
+        this.stores.runs.update(end.runId, patch, { fence: end.fence }).then(
+          () => writeThread(),
+          (err: unknown) => {
+            if (!hasErrorCode(err, "run_stale_owner")) throw err;
+            outcome.staleOwner = true;
+            this.log(`[deerflow] the end of run ${end.runId} was not recorded: ${errorMessage(err)}`);
+          },
+        ),
+      );
     };
     const settle = (): Promise<void> =>
-      Promise.all(writes.map((w) => w.catch((err: unknown) => this.log(`[deerflow] bookkeeping of run ${end.runId} failed: ${errorMessage(err)}`)))).then(
-        markWritten,
+      Promise.all(writes.map((w) => w.catch((err: unknown) => this.log(`[deerflow] bookkeeping of run ${end.runId} failed: ${errorMessage(err)}`)))).then(() =>
+        markWritten(outcome),
       );
 
     const result = end.result;

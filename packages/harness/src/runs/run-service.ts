@@ -8,15 +8,17 @@ import { createMemoryStreamBridge } from "./bridge";
 import { cancelElsewhere, claimForResume, notResumable, releaseThreadSlot, reserveNewRun, waitElsewhere } from "./cross-process";
 import type { CrossProcessContext } from "./cross-process";
 import { executeRun } from "./execute-run";
-import { endTakenOver, isTakenOver, runLeaseKeeper } from "./lease-keeper";
+import { runLeaseKeeper } from "./lease-keeper";
 import type { LeaseKeeper } from "./lease-keeper";
 import { createLocalRun, SILENT_WRITER, TERMINAL } from "./local-run";
 import type { LocalRun } from "./local-run";
-import { decideEnd, endUnstored, notCancellable, refuseLateCancel } from "./run-end";
+import { endUnstored, notCancellable, refuseLateCancel } from "./run-end";
 import type { RunHost, RunPolicy, RunServiceOptions } from "./run-host";
 import { newRunRecord, resumeRequest } from "./run-record";
-import { rollbackRunOf, rollbackThread } from "./run-rollback";
+import { rollbackRunOf } from "./run-rollback";
 import { RunQueues } from "./run-queues";
+import { finishRun } from "./run-finish";
+import { openEndOnlyWriter, openRunWriter } from "./run-writer";
 import { SlotWaiter } from "./slot-waiter";
 import type { CancelAction, RunHandle, RunRequest } from "./run-types";
 
@@ -172,22 +174,36 @@ export class RunService {
     }
     const context = { ...request.context, thread_id: threadId, run_id: runId, user_id: request.userId };
     const record = newRunRecord(request, runId, context, strategy, startsNow && !remoteWait);
-    // Both writes are queued now, before anything the run writes, and commit with the next group commit.
-    const stored = this.host.recorder.begin(record, request.createThread ? { createThread: request.createThread } : {});
+    const begin = () => this.host.recorder.begin(record, request.createThread ? { createThread: request.createThread } : {});
+    // A run queued on shared backends holds its lease too, taken before its record is written (as a new run's is):
+    // a stored record always has a lease the takeover finds if this process dies, and the run starts in its turn.
+    const leaseFirst = this.backends.shared && !startsNow;
+    let afterLease: ((held: Promise<void>) => void) | undefined;
+    // Otherwise both writes are queued now, before anything the run writes, and commit with the next group commit.
+    const stored = leaseFirst ? new Promise<void>((resolve) => (afterLease = (held) => resolve(held.then(begin)))) : begin();
     // On shared backends its `metadata` event (its id, to readers) waits for its record: other processes then find it;
     // its appends carry its lease epoch, read per batch (a queued run claims its lease after its writer opened).
     let created: LocalRun | undefined;
-    const writer = request.stream === false ? Promise.resolve(SILENT_WRITER) : this.openWriter(runId, threadId, false, () => created?.leaseEpoch, this.backends.shared ? stored : undefined);
+    const epoch = () => created?.leaseEpoch;
+    const writer =
+      request.stream === false
+        ? this.backends.shared
+          ? openEndOnlyWriter(this.bridge, runId, epoch)
+          : Promise.resolve(SILENT_WRITER)
+        : openRunWriter(this.bridge, { runId, threadId }, false, epoch, this.backends.shared ? stored : undefined);
     const run = (created = this.newRun({ ...request, runId, context, strategy }, record, { stored, writer, resumed: false }));
     run.remoteWait = remoteWait;
     run.holdsLease = leased !== undefined;
     run.leaseEpoch = leased?.epoch;
     if (startsNow) this.active.set(threadId, run);
     else this.queues.push(run);
-    if (this.backends.shared && !startsNow) {
-      // A queued run holds its lease too: if this process dies, the takeover finds it and starts it in its turn.
+    if (leaseFirst) {
       run.lease = this.leaseFor(run);
-      run.lease.hold().catch((err: unknown) => this.log(`${this.prefix()} could not take the lease of run ${runId}: ${errorMessage(err)}`));
+      afterLease!(
+        run.lease.hold().catch((err: unknown) => {
+          throw new RunServiceError("run_backend_failed", `Could not take the lease of queued run ${runId}: ${errorMessage(err)}`, { cause: err });
+        }),
+      );
     }
     run.stored.catch((err: unknown) => this.storeFailed(run, err));
     if (startsNow) this.start(run);
@@ -215,7 +231,7 @@ export class RunService {
     const replay = queued || (execution.input !== undefined && (await this.host.readState(record.threadId).catch(() => undefined))?.metadata.run_id !== runId);
     const run = this.newRun(resumeRequest(record, execution, replay), { ...record, status: queued ? "pending" : "running" }, {
       stored: Promise.resolve(),
-      writer: this.openWriter(runId, record.threadId, true, () => epoch),
+      writer: openRunWriter(this.bridge, { runId, threadId: record.threadId }, true, () => epoch),
       resumed: true,
     });
     run.holdsLease = true;
@@ -250,9 +266,25 @@ export class RunService {
     return this.bridge.subscribe(runId, lastEventId, listener);
   }
 
-  /** True when the run's stream is retained (local and live, or in the bridge). */
-  async hasStream(runId: string): Promise<boolean> {
-    return this.live.has(runId) || (await this.bridge.has(runId));
+  /**
+   * True when a client joining the run has a stream to follow: the run is
+   * live here, or its stream is retained in the bridge, or (shared backends)
+   * its record says it has not ended. Another process's run may have shown
+   * its first event to its own clients before that event reached the
+   * bridge (and a stored record comes before any event), so a missing stream
+   * does not mean an ended one: the subscription waits for its entries. The
+   * record is read first: on shared backends an owner stores everything but
+   * the end marker before its record says it ended, so an ended run without
+   * a stream is one whose stream expired (or that streamed nothing).
+   * `record` is one the caller just read.
+   */
+  async hasStream(runId: string, record?: Pick<RunRecord, "status">): Promise<boolean> {
+    if (this.live.has(runId)) return true;
+    if (this.backends.shared) {
+      const rec = record ?? (await this.host.stores.runs.get(runId));
+      if (rec && !TERMINAL.has(rec.status)) return true;
+    }
+    return this.bridge.has(runId);
   }
 
   /**
@@ -340,16 +372,6 @@ export class RunService {
     return run;
   }
 
-  private openWriter(runId: string, threadId: string, resume: boolean, epoch: () => number | undefined, after?: Promise<void>): Promise<RunStreamWriter> {
-    // A resumed stream goes on after what its readers already saw; a new one starts with the run's ids.
-    return this.bridge.writer(runId, { resume, epoch }).then(async (writer) => {
-      if (resume) return writer;
-      await after?.catch(() => undefined);
-      writer.publish("metadata", { run_id: runId, thread_id: threadId });
-      return writer;
-    });
-  }
-
   private dropQueued(run: LocalRun): void {
     this.queues.remove(run);
     if (this.active.get(run.threadId) === run) this.active.delete(run.threadId);
@@ -369,6 +391,9 @@ export class RunService {
     }
     const { threadId, runId } = run;
     this.live.delete(runId);
+    // (a queued run's lease, taken before its record: nothing is left for a takeover to find)
+    run.lease?.stop();
+    if (run.holdsLease) void this.backends.leases.release(runId, this.ownerId).catch(() => undefined);
     if (this.active.get(threadId) === run) {
       this.active.delete(threadId);
       this.startNext(threadId);
@@ -408,57 +433,15 @@ export class RunService {
 
   private async finish(run: LocalRun, result: RunResult | undefined, failure: unknown): Promise<void> {
     if (TERMINAL.has(run.status) && !this.live.has(run.runId)) return;
-    run.ending = true;
-    run.lease?.stop();
-    // Settled by now unless the run wrote nothing (its writes commit after its record).
-    const storeError = await run.stored.then(() => undefined, (err: unknown) => err ?? new Error("store failed"));
-    const mask = this.policy.maskError ?? ((t: string) => t);
-    const end = decideEnd(result, run.streamError ?? failure, { storeError, cancelAction: run.cancelAction, timedOut: run.timedOut, timeoutMs: this.policy.runTimeoutMs }, mask);
-    const writer = await run.writer.catch(() => SILENT_WRITER);
-    // A refused fenced checkpoint write or stream append says the same as a refused renewal: another process owns it.
-    if (isTakenOver(run.streamError) || isTakenOver(failure) || isTakenOver(result?.error)) run.leaseLost = true;
-    if (run.leaseLost) {
-      // The new owner continues the run, its stream and record; runs queued here behind it wait for its slot.
-      void this.release(run, this.active.get(run.threadId) === run);
-      endTakenOver(run, writer, result, failure);
-      return;
-    }
-    if (end.event) writer.publish("error", end.event);
-    if (end.log) this.log(`${this.prefix()} run ${run.runId} failed: ${end.log}`);
-    // A run that never loaded its thread, or has no stored record, left nothing behind to roll back.
-    const rolledBack = run.cancelAction === "rollback" || storeError !== undefined;
-    if (rolledBack && result && result.startCheckpointId !== undefined) {
-      await rollbackThread(this.host, run.threadId, result.startCheckpointId).catch((err: unknown) =>
-        this.log(`${this.prefix()} rollback of run ${run.runId} failed: ${errorMessage(err)}`),
-      );
-    }
-    run.status = end.status;
-    const wasActive = this.active.get(run.threadId) === run;
-    const next = wasActive ? this.queues.head(run.threadId) : undefined;
-    // The bookkeeping is queued before the stream ends: this process's stores commit pending writes before any read,
-    // so a client reading the run right after `end` sees them. On shared backends `end` waits for the commit too:
-    // another process reads the database only, and a client may read there on `end`.
-    const historicalIds = run.request.historicalIds;
-    const bookkeeping = this.host.recorder.finish({
-      runId: run.runId,
-      threadId: run.threadId,
-      userId: run.userId,
-      status: end.status,
-      error: end.error,
-      result,
-      rolledBack,
-      threadStatus: wasActive ? (next ? "running" : end.status === "success" ? "idle" : end.status) : null,
-      agentName: run.request.settings.agentName ?? null,
-      ...(historicalIds ? { historicalIds, readState: async () => (await this.host.readState(run.threadId))?.values } : {}),
+    await finishRun(run, result, failure, {
+      host: this.host,
+      backends: this.backends,
+      policy: this.policy,
+      log: (m) => this.log(`${this.prefix()} ${m}`),
+      isActive: (r) => this.active.get(r.threadId) === r,
+      hasQueued: (threadId) => this.queues.head(threadId) !== undefined,
+      release: (r, wasActive) => this.release(r, wasActive),
     });
-    // On shared backends the thread's slot across processes is free before `end` reaches a client: a client that
-    // sends its next message on `end` finds the thread free on whichever process it reaches.
-    const freed = this.release(run, wasActive);
-    if (this.backends.shared) await Promise.all([freed, bookkeeping.written]);
-    const ended = writer.end().catch((err: unknown) => this.log(`${this.prefix()} could not end the stream of run ${run.runId}: ${errorMessage(err)}`));
-    run.resolveDone({ runId: run.runId, threadId: run.threadId, status: end.status, error: end.error, result, failure });
-    await Promise.all([bookkeeping, ended]);
-    run.resolveRecorded();
   }
 
   /** Free the run's local slot (starting the next queued run), its lease and its slot across processes. */

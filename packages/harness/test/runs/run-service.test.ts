@@ -245,6 +245,36 @@ describe("RunService across processes (shared backends)", () => {
     runtime.stores.runs.create = create;
   });
 
+  it("a run queued behind another takes its lease before its record is written: a process that dies between the two leaves only a lease, which the takeover ends", async () => {
+    const { a, b, gate, leases, runtime } = await twoProcesses([callGate]);
+    const first = await a.create(request("x6", "one"));
+    await gate.entered;
+    const seen: Array<string | undefined> = [];
+    // A dies as it hands the queued run's record to the store: the lease is there by then, the record never lands.
+    let died!: (err: Error) => void;
+    const create = runtime.stores.runs.create.bind(runtime.stores.runs);
+    runtime.stores.runs.create = async (rec) => {
+      seen.push((await leases.get(rec.runId))?.owner);
+      return new Promise<void>((_, reject) => (died = reject));
+    };
+    const queued = await a.create(request("x6", "two", { strategy: "enqueue" }), { waitForStore: false });
+    await expect.poll(() => seen.length).toBe(1);
+    runtime.stores.runs.create = create;
+    expect(seen).toEqual(["A"]);
+    // (the run it queued behind ends; the dead process renews nothing)
+    await a.cancel(first.runId, "interrupt", true);
+    expect(await runtime.stores.runs.get(queued.runId)).toBeUndefined();
+    // Another process's takeover, past the lease and its grace, finds the queued run's lease and ends it: no record
+    // is left pending with nobody to claim it, and no lease is left behind.
+    const later = Date.now() + 30_000 + 10_000 + 1_000;
+    const takeover = runTakeoverFor(b, { log: () => undefined, now: () => later, timers: { setTimeout: () => 0, clearTimeout: () => undefined } });
+    expect(await takeover.round()).toMatchObject({ resumed: [], failed: [queued.runId] });
+    expect(await leases.get(queued.runId)).toBeUndefined();
+    expect((await runtime.runs.list("x6")).map((r) => [r.runId, r.status])).toEqual([[first.runId, "interrupted"]]);
+    died(new Error("the process is gone"));
+    expect((await queued.done).status).toBe("error");
+  });
+
   it("reject across processes refuses without writing a record; enqueue waits for the other process's release", async () => {
     const { a, b, gate, runtime, leases } = await twoProcesses([callGate, "first", "second"]);
     const first = await a.create(request("x2", "one"));

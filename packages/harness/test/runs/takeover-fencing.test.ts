@@ -368,6 +368,137 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
     }
   });
 
+  it("a joiner on another process follows a run from its first event, even one its owner has not stored yet; a run that streams nothing still tells joiners its end", async () => {
+    const a = await proc("A", ["hello from A", "second answer", callGate, "quiet answer"]);
+    const b = await proc("B", []);
+    const eventsOf = (items: StreamItem[]) => items.map((i) => (i.kind === "event" ? i.event : i.kind));
+
+    // 1. The record is stored and says running, the first event is not in Redis yet (A holds it back until the
+    // record write resolves, which the test holds): B must not call the run ended.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const create = a.runtime.stores.runs.create.bind(a.runtime.stores.runs);
+    a.runtime.stores.runs.create = async (rec) => {
+      await create(rec);
+      await held;
+    };
+    const tid = thread();
+    const run = await a.service.create(request(tid, "early join"), { waitForStore: false });
+    await expect.poll(async () => (await b.runtime.stores.runs.get(run.runId))?.status).toBe("running");
+    a.runtime.stores.runs.create = create;
+    expect(await admin.exists(`${prefix}:stream_bridge:${run.runId}`)).toBe(0);
+    expect(await b.service.hasStream(run.runId)).toBe(true);
+    const joined = collect(b.service, run.runId);
+    release();
+    const items = await joined;
+    expect(eventsOf(items)[0]).toBe("metadata");
+    expect(eventsOf(items).at(-1)).toBe("end");
+    expect(JSON.stringify(items)).toContain("hello from A");
+    expect((await run.done).status).toBe("success");
+
+    // 2. As a client sees it: on the owner's `metadata` (delivered here before Redis has it), ask the other process.
+    const tid2 = thread();
+    let onMetadata: Promise<[boolean, StreamItem[]]> | undefined;
+    const second = await a.service.create(request(tid2, "join on metadata"), { waitForStore: false });
+    a.service.subscribe(second.runId, null, (item) => {
+      if (item.kind === "event" && item.event === "metadata" && !onMetadata) onMetadata = Promise.all([b.service.hasStream(second.runId), collect(b.service, second.runId)]);
+    });
+    await second.done;
+    const [had, followed] = await onMetadata!;
+    expect(had).toBe(true);
+    expect(eventsOf(followed)[0]).toBe("metadata");
+    expect(eventsOf(followed).at(-1)).toBe("end");
+    expect(JSON.stringify(followed)).toContain("second answer");
+
+    // 3. A run that streams nothing (the embedded client's): a joiner waits while it runs and gets its end.
+    const tid3 = thread();
+    const quiet = await a.service.create(request(tid3, "quiet", { stream: false }));
+    await a.gate.entered;
+    expect(await b.service.hasStream(quiet.runId)).toBe(true);
+    let endedEarly = false;
+    let opened = false;
+    const tail = new Promise<StreamItem[]>((resolve) => {
+      const got: StreamItem[] = [];
+      b.service.subscribe(quiet.runId, null, (item) => {
+        got.push(item);
+        if (item.kind !== "event") {
+          endedEarly = !opened;
+          resolve(got);
+        }
+      });
+    });
+    opened = true;
+    a.gate.open();
+    expect((await quiet.done).status).toBe("success");
+    expect(eventsOf(await tail)).toEqual(["end"]);
+    expect(endedEarly).toBe(false);
+    // an ended run whose stream is gone (or never had one) has none to follow
+    await admin.del(`${prefix}:stream_bridge:${quiet.runId}`);
+    expect(await b.service.hasStream(quiet.runId)).toBe(false);
+  });
+
+  it("a stale owner's late end is refused by the run store: the new owner's record and thread stay, and the stale owner stops as taken over", async () => {
+    // A's clock never sees its lease run out, and A is cancelled by its own client after B finished the run: A's
+    // end (`interrupted`, no checkpoint to refuse) reaches the record store under A's old lease epoch.
+    const clockA = { now: clock.now };
+    const a = await proc("A", [callGate, "never"], clockA);
+    const b = await proc("B", ["B's answer"]);
+    b.gate.open();
+    const tid = thread();
+    const run = await a.service.create(request(tid, "late end"));
+    await a.gate.entered;
+    const epochA = Number((await a.storage.pool.query("SELECT epoch FROM deerflow_run_leases WHERE run_id = $1", [run.runId])).rows[0].epoch);
+    clock.now += LATE;
+    expect(await b.takeover.round()).toMatchObject({ resumed: [run.runId] });
+    const onB = b.service.get(run.runId)!;
+    expect((await onB.done).status).toBe("success");
+    await onB.recorded;
+    const before = await b.runtime.stores.runs.get(run.runId);
+    expect(before).toMatchObject({ status: "success", error: null });
+    const threadBefore = await b.runtime.stores.threads.get(tid);
+
+    await a.service.cancel(run.runId, "interrupt", true);
+    const end = await run.done;
+    expect(end.status).toBe("interrupted");
+    expect(end.error).toMatch(/executed by another process now/);
+    await run.recorded;
+    // The record and the thread are the new owner's, unchanged.
+    expect(await b.runtime.stores.runs.get(run.runId)).toEqual(before);
+    expect(await b.runtime.stores.threads.get(tid)).toEqual(threadBefore);
+    expect(a.logs.join("\n")).toMatch(new RegExp(`the end of run ${run.runId} was not recorded: Refused the write of run ${run.runId}'s record .*lease epoch ${epochA}`));
+    // The stream holds B's end once, nothing of A's after it.
+    const stream = await collect(b.service, run.runId);
+    expect(stream.filter((i) => i.kind === "end")).toHaveLength(1);
+    expect(stream.some((i) => i.kind === "event" && i.event === "error")).toBe(false);
+  });
+
+  it("run record writes under a lease epoch: a stale epoch is refused with run_stale_owner and writes nothing, the current one writes, an unfenced patch is not merged into a refused one", async () => {
+    const a = await proc("A", ["done"]);
+    const tid = thread();
+    const run = await a.service.create(request(tid, "fence me"));
+    await run.done;
+    await run.recorded;
+    const runs = a.runtime.stores.runs;
+    const leases = a.storage.runLeases;
+    const now = clock.now;
+    const first = (await leases.claim!(run.runId, tid, "X", now + 1000, now))!;
+    const second = (await leases.claim!(run.runId, tid, "Y", now + 2000, now + 1001))!;
+    expect(second).toBeGreaterThan(first);
+    // handed in together: the stale fenced patch and an unfenced one go out as separate statements
+    const stale = runs.update(run.runId, { status: "error", error: "stale" }, { fence: { epoch: first } });
+    const plain = runs.update(run.runId, { modelName: "plain-write" });
+    await expect(stale).rejects.toMatchObject({ code: "run_stale_owner", details: { run_id: run.runId, epoch: first, current_epoch: second } });
+    await plain;
+    expect(await runs.get(run.runId)).toMatchObject({ status: "success", error: null, modelName: "plain-write" });
+    await runs.update(run.runId, { error: "current owner" }, { fence: { epoch: second } });
+    expect(await runs.get(run.runId)).toMatchObject({ error: "current owner" });
+    // without any lease the fenced write is refused too; an unknown run stays a no-op
+    await leases.release(run.runId, "Y");
+    await expect(runs.update(run.runId, { error: "no lease" }, { fence: { epoch: second } })).rejects.toMatchObject({ code: "run_stale_owner", details: { current_epoch: null } });
+    await runs.update("no-such-run", { error: "x" }, { fence: { epoch: second } });
+    expect(await runs.get(run.runId)).toMatchObject({ error: "current owner" });
+  });
+
   it("a run without secrets is resumed by the takeover (its stored settings suffice)", async () => {
     const a = await proc("A", [callGate, "never"]);
     const b = await proc("B", ["resumed without secrets"]);
