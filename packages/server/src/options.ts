@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DEFAULT_UPLOAD_LIMITS } from "@deerflow/harness";
+import { DEFAULT_UPLOAD_LIMITS, readEnv } from "@deerflow/harness";
 import type { AgentFactory, CheckpointStore, DeerFlowRuntime, ModelEntry, PersistenceStores, UploadLimits } from "@deerflow/harness";
 import { DEFAULT_SSE_MAX_BACKLOG_BYTES } from "./sse/sse-response";
 
@@ -52,7 +52,7 @@ export interface GatewayOptions {
   heartbeatMs?: number;
   /**
    * Bytes an SSE client may leave unread before it is disconnected (default 16 MiB;
-   * `DEERFLOW_SSE_MAX_BACKLOG_BYTES` in the environment overrides the default).
+   * `DEER_FLOW_SSE_MAX_BACKLOG_BYTES` in the environment overrides the default).
    */
   sseMaxBacklogBytes?: number;
   /** Retained events per run for replay (default 256). */
@@ -136,10 +136,10 @@ export interface ResolvedGatewayOptions extends GatewayOptions {
 }
 
 /** The environment variable that overrides the SSE backlog default (operators; tests of slow clients). */
-export const SSE_MAX_BACKLOG_ENV = "DEERFLOW_SSE_MAX_BACKLOG_BYTES";
+export const SSE_MAX_BACKLOG_ENV = "DEER_FLOW_SSE_MAX_BACKLOG_BYTES";
 
 function backlogFromEnv(): number | undefined {
-  const raw = process.env[SSE_MAX_BACKLOG_ENV];
+  const raw = readEnv(SSE_MAX_BACKLOG_ENV);
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1024) throw new Error(`${SSE_MAX_BACKLOG_ENV} must be a whole number of bytes of at least 1024, got '${raw}'.`);

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ConfigManager, resolveConfigPath } from "../../../harness/src/config";
+import { ConfigManager, listenAddressFromEnv, readEnv, resolveConfigPath } from "../../../harness/src/config";
 import type { AppConfig, ConfigLogger } from "../../../harness/src/config";
 import { ConfigError } from "../../../harness/src/errors";
 import { DeerFlowRuntime } from "../../../harness/src/deerflow-runtime";
@@ -26,12 +26,12 @@ web UI. The UI is built on the first start when its sources are present (else
 / says what to run). Prints the URL when ready; Ctrl-C stops it.
 
 Options:
-  --port N           port (default 2026)
+  --port N           port (default: $PORT, else 2026)
   --demo             when no config.yaml is found, start with the scripted demo
                      model (a test double, not an LLM: for every message it writes
                      and presents a small report) instead of failing
-  --no-web-build     do not build the web UI on start (also DEERFLOW_SKIP_WEB_BUILD=1)
-  --host HOST        interface to bind (default 127.0.0.1). An address other machines
+  --no-web-build     do not build the web UI on start (also DEER_FLOW_SKIP_WEB_BUILD=1)
+  --host HOST        interface to bind (default: $HOST, else 127.0.0.1). An address other machines
                      can reach (0.0.0.0, ::, a LAN address, a name that is not
                      loopback) needs sign-in on (auth.enabled: true in config.yaml;
                      \`deerflow init\` sets it up), or --allow-unauthenticated
@@ -92,9 +92,10 @@ export async function serveCommand(argv: string[], term: Terminal): Promise<numb
     term.line(SERVE_HELP);
     return 0;
   }
-  const port = values.port === undefined ? 2026 : Number(values.port);
+  const fromEnv = listenAddressFromEnv(process.env);
+  const port = values.port === undefined ? (fromEnv.port ?? 2026) : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer 0-65535, got '${values.port}'`, "serve");
-  const host = values.host ?? "127.0.0.1";
+  const host = values.host ?? fromEnv.host ?? "127.0.0.1";
   const common = commonOptions(values);
   try {
     return await startServe(values, { host, port, common }, term);
@@ -141,7 +142,7 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
   }
   if (worker) {
     // the primary built (or reported) the web UI
-  } else if (!values["no-web-build"] && process.env.DEERFLOW_SKIP_WEB_BUILD !== "1") {
+  } else if (!values["no-web-build"] && readEnv("DEER_FLOW_SKIP_WEB_BUILD") !== "1") {
     const web = await ensureWebBuild({ log: (l) => term.line(l) });
     if (!web.ready) term.error(`Web UI unavailable: ${web.reason}. The API works; / says how to build the UI.`);
   } else if (!existsSync(path.join(WEB_DIST, "index.html"))) {

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { readEnv } from "../config/env-names";
 import { CheckpointError } from "../errors";
 import type { CheckpointRecord, CheckpointStore, ListCheckpointOptions } from "./types";
 import { WalCheckpointWorker } from "./wal-checkpointer";
@@ -70,7 +71,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
       // WAL + NORMAL: every commit is atomic and the file is never corrupted; a power loss may drop the
       // last commits. WAL checkpoints (the fsyncs) run on a worker thread instead of inside a run.
       this.db.pragma("synchronous = NORMAL");
-      if (pathOrDb !== ":memory:" && !process.env.DEERFLOW_SQLITE_INLINE_CHECKPOINT) {
+      if (pathOrDb !== ":memory:" && !readEnv("DEER_FLOW_SQLITE_INLINE_CHECKPOINT")) {
         try {
           this.walWorker = new WalCheckpointWorker(pathOrDb);
           this.db.pragma("wal_autocheckpoint = 0");

@@ -8,6 +8,8 @@ export type { AppConfig, LoadedAppConfig } from "./types";
 export { resolveConfigPath, resolveExtensionsConfigPath } from "./paths";
 export type { ConfigPathOptions, ExtensionsPathOptions } from "./paths";
 export { envReferenceName, loadDotEnvFiles, substituteEnvVars } from "./env";
+export { ENV_VARS, listenAddressFromEnv, readEnv } from "./env-names";
+export type { EnvVarInfo } from "./env-names";
 export type { ConfigEnv, MissingEnvVar } from "./env";
 export {
   appConfigFromText,

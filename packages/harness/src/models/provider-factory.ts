@@ -112,7 +112,7 @@ export function buildProviderChatModel(
       { code: "model_api_key_missing", details: { model: model.name } },
     );
   }
-  let baseUrl = (take(kwargs, BASE_URL_KEYS) as string | undefined) ?? spec.defaultBaseUrl;
+  let baseUrl = (take(kwargs, BASE_URL_KEYS) as string | undefined) ?? ((spec.baseUrlEnv && env[spec.baseUrlEnv]) || spec.defaultBaseUrl);
   if (!baseUrl) {
     throw new ModelConfigError(`Model "${model.name}" (use: ${model.use}) needs a base_url (the server's OpenAI-compatible /v1 endpoint).`, {
       code: "model_base_url_missing",

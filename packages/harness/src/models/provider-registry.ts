@@ -10,6 +10,8 @@ export interface ProviderSpec {
   family: ProviderFamily;
   /** Base URL used when the model entry sets none. */
   defaultBaseUrl?: string;
+  /** Environment variable that overrides {@link defaultBaseUrl} (the provider SDK's own, e.g. `OPENAI_BASE_URL`). */
+  baseUrlEnv?: string;
   /** Environment variable holding the API key when the entry sets none. */
   apiKeyEnv?: string;
   /** True when a request without an API key is normal (local servers). */
@@ -19,7 +21,7 @@ export interface ProviderSpec {
 }
 
 const SPECS: Record<string, ProviderSpec> = {
-  openai: { id: "openai", family: "openai", defaultBaseUrl: "https://api.openai.com/v1", apiKeyEnv: "OPENAI_API_KEY" },
+  openai: { id: "openai", family: "openai", defaultBaseUrl: "https://api.openai.com/v1", baseUrlEnv: "OPENAI_BASE_URL", apiKeyEnv: "OPENAI_API_KEY" },
   anthropic: { id: "anthropic", family: "anthropic", defaultBaseUrl: "https://api.anthropic.com/v1", apiKeyEnv: "ANTHROPIC_API_KEY" },
   "openai-compatible": { id: "openai-compatible", family: "openai-compatible", apiKeyOptional: true },
   deepseek: { id: "deepseek", family: "openai-compatible", defaultBaseUrl: "https://api.deepseek.com/v1", apiKeyEnv: "DEEPSEEK_API_KEY" },

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { readEnv } from "../config/env-names";
 
 const requireFromHere = createRequire(import.meta.url);
 
@@ -67,12 +68,12 @@ function sqliteError(message: string, code: string | undefined): Error {
 /**
  * Whether a batcher should write through a worker thread: only for a
  * database file (a second connection cannot see `:memory:`), not when the
- * caller or `DEERFLOW_SQLITE_INLINE_WRITES` says otherwise.
+ * caller or `DEER_FLOW_SQLITE_INLINE_WRITES` says otherwise.
  */
 export function writerWorkerWanted(db: Database.Database, requested: boolean | undefined): boolean {
   if (db.memory || db.readonly || !db.name || db.name === ":memory:") return false;
   if (requested !== undefined) return requested;
-  return !process.env.DEERFLOW_SQLITE_INLINE_WRITES;
+  return !readEnv("DEER_FLOW_SQLITE_INLINE_WRITES");
 }
 
 /** Runs batches on the calling thread's connection (`:memory:` databases, or when the writer thread is off). */

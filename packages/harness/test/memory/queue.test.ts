@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MemoryQueueFullError, MemoryUpdateQueue } from "../../src/memory";
 import type { MemoryQueueItem } from "../../src/memory";
 
@@ -24,15 +24,24 @@ describe("memory update queue", () => {
   });
 
   it("debounces: processing starts debounce after the last add", async () => {
-    const seen: string[] = [];
-    const q = new MemoryUpdateQueue({ debounceMs: 80, maxDepth: 0, process: async (i) => void seen.push(i.turns[0].text) });
-    q.add(item("t1", "a"));
-    await new Promise((r) => setTimeout(r, 40));
-    q.add(item("t1", "b"));
-    await new Promise((r) => setTimeout(r, 50));
-    expect(seen).toEqual([]);
-    await new Promise((r) => setTimeout(r, 80));
-    expect(seen).toEqual(["b"]);
+    // Fake timers: the debounce is measured on the queue's own timer, never against the machine's load.
+    vi.useFakeTimers();
+    try {
+      const seen: string[] = [];
+      const q = new MemoryUpdateQueue({ debounceMs: 80, maxDepth: 0, process: async (i) => void seen.push(i.turns[0].text) });
+      q.add(item("t1", "a"));
+      await vi.advanceTimersByTimeAsync(40);
+      q.add(item("t1", "b"));
+      // 79 ms after the last add: still waiting (the first add's deadline, 80 ms, has passed)
+      await vi.advanceTimersByTimeAsync(79);
+      expect(seen).toEqual([]);
+      expect(q.pending).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(seen).toEqual(["b"]);
+      expect(q.pending).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("refuses non-signal items past the depth limit but always admits signal items", () => {
@@ -51,18 +60,23 @@ describe("memory update queue", () => {
     const errors: unknown[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const slowStarted = new Promise<void>((r) => (started = r));
     const q = new MemoryUpdateQueue({
       debounceMs: 0,
       maxDepth: 0,
       process: async (i) => {
-        if (i.turns[0].text === "slow") await gate;
+        if (i.turns[0].text === "slow") {
+          started();
+          await gate;
+        }
         if (i.turns[0].text === "boom") throw new Error("updater down");
         seen.push(i.turns[0].text);
       },
       onError: (e) => void errors.push(e),
     });
     q.add(item("t1", "slow"));
-    await new Promise((r) => setTimeout(r, 10));
+    await slowStarted;
     expect(q.processing).toBe(true);
     q.add(item("t2", "boom"));
     q.add(item("t3", "late"));

@@ -8,6 +8,14 @@ import { ScriptedModel } from "../../src/testing";
 import { tool } from "../../src/tools";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Wait for a condition (the event itself), bounded generously so a loaded machine only makes it slower. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
 
 /** A memory store whose writes commit only when the test says so, or fail. */
 class ControlledStore extends MemoryCheckpointStore {
@@ -55,7 +63,7 @@ describe("checkpoint writes of a run", () => {
       return r;
     });
     // With every write still uncommitted, the loop went on through both model calls and the tool.
-    for (let i = 0; i < 50 && model.callCount < 2; i++) await sleep(5);
+    await until(() => model.callCount >= 2, "the second model call");
     expect(model.callCount).toBe(2);
     expect(store.puts.length).toBeGreaterThanOrEqual(4);
     await sleep(20);

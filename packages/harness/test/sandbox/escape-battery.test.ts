@@ -165,6 +165,12 @@ describe.skipIf(!HAS_BWRAP)("bwrap escape battery (control must leak, bwrap must
     });
   });
 
+  /** The pids `list()` returns once they are all gone, or what is left after a generous bound (a loaded machine only waits longer). */
+  async function survivorsAfterExit(list: () => number[]): Promise<number[]> {
+    for (let i = 0; i < 400 && list().length; i++) await sleep(25);
+    return list();
+  }
+
   describe("timeout kills the whole tree", () => {
     const tree = (tag: string) =>
       `sleep ${tag} & (setsid sh -c 'sleep ${tag} & sleep ${tag}' &); nohup sleep ${tag} >/dev/null 2>&1 & sh -c 'trap "" TERM HUP INT; sleep ${tag}' & wait`;
@@ -172,7 +178,8 @@ describe.skipIf(!HAS_BWRAP)("bwrap escape battery (control must leak, bwrap must
     it("control: killing the plain child leaves survivors", async () => {
       const tag = "7771";
       const child = spawn("sh", ["-c", tree(tag)], { stdio: "ignore" });
-      await sleep(800);
+      // the whole tree (five sleepers) is up before its root is killed
+      for (let i = 0; i < 400 && pidsMatching(`sleep ${tag}`).length < 5; i++) await sleep(25);
       child.kill("SIGKILL");
       await sleep(500);
       const survivors = pidsMatching(`sleep ${tag}`);
@@ -186,8 +193,7 @@ describe.skipIf(!HAS_BWRAP)("bwrap escape battery (control must leak, bwrap must
       const r = await sandbox.executeCommand(tree(tag), { timeoutMs: 1000 });
       expect(r.timedOut).toBe(true);
       expect(Date.now() - started).toBeLessThan(5000);
-      await sleep(500);
-      const survivors = pidsMatching(`sleep ${tag}`);
+      const survivors = await survivorsAfterExit(() => pidsMatching(`sleep ${tag}`));
       killAll(survivors);
       expect(survivors).toEqual([]);
     });
@@ -233,8 +239,7 @@ describe.skipIf(!HAS_BWRAP)("bwrap escape battery (control must leak, bwrap must
       const parent = spawn(process.execPath, ["-e", parentScript(argv)], { stdio: "ignore" });
       expect((await waitFor(`sleep ${tag}`)).length).toBeGreaterThan(0);
       parent.kill("SIGKILL");
-      await sleep(700);
-      const survivors = sleeperPids(`sleep ${tag}`);
+      const survivors = await survivorsAfterExit(() => sleeperPids(`sleep ${tag}`));
       killAll(survivors);
       expect(survivors).toEqual([]);
     });
