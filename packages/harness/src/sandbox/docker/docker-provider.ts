@@ -14,6 +14,10 @@ import { DockerSandbox } from "./docker-sandbox";
 import type { ContainerHandle } from "./docker-sandbox";
 import { DockerEngine } from "./engine";
 import { DockerError } from "./errors";
+import { ContainerEgress } from "./container-egress";
+import { findBinary } from "../bwrap/find-binary";
+import { EgressPolicy } from "../network/policy";
+import type { HostResolver } from "../../web-research/ssrf-guard";
 import { currentOwner, ownerIsDead, reclaimOrphans } from "./orphans";
 import { WarmPool } from "./warm-pool";
 
@@ -40,6 +44,8 @@ export interface DockerProviderOptions {
   engine?: DockerEngine;
   /** Period of the idle / orphan sweep in ms (default: a quarter of `idle_timeout`, at most 60 s, at least 1 s). */
   sweepIntervalMs?: number;
+  /** Resolver of the egress proxy (tests simulate DNS answers with it; default the system resolver). */
+  networkResolver?: HostResolver;
   log?(message: string): void;
 }
 
@@ -61,6 +67,8 @@ interface Entry {
   /** Identity (dev:ino) of the skills dir the container binds; the view is swapped by rename on changes. */
   skillsIdentity?: string;
   released: boolean;
+  /** This sandbox's egress proxy and forwarder (allowlist / open modes). */
+  egress?: ContainerEgress;
 }
 
 /**
@@ -93,6 +101,9 @@ export class DockerSandboxProvider implements SandboxProvider {
   private refilling: Promise<void> = Promise.resolve();
   private lastUser = DEFAULT_USER_ID;
   private poolBroken = false;
+  /** The `sandbox.network` policy every sandbox's egress proxy applies (absent in `isolated` mode). */
+  readonly egressPolicy?: EgressPolicy;
+  private nsenterPath?: string;
 
   constructor(
     config: SandboxConfig | undefined,
@@ -100,10 +111,17 @@ export class DockerSandboxProvider implements SandboxProvider {
   ) {
     this.config = config ?? parseSandboxConfig({});
     if (this.config.network.mode !== "isolated") {
-      throw new SandboxError(
-        `sandbox.network mode '${this.config.network.mode}' is not supported by the Docker sandbox yet; use 'isolated' (no network), or the bwrap provider for allowlist/open egress`,
-        { code: "sandbox_network_unsupported", details: { key: "sandbox.network", mode: this.config.network.mode } },
-      );
+      // The forwarder is entered into each container's network namespace: that takes root (CAP_SYS_ADMIN) and nsenter.
+      const nsenter = findBinary("nsenter");
+      const root = typeof process.getuid === "function" && process.getuid() === 0;
+      if (!root || !nsenter) {
+        throw new SandboxError(
+          `sandbox.network mode '${this.config.network.mode}' with the Docker sandbox needs the service to run as root with nsenter (util-linux) installed, to reach each container's network namespace; ${root ? "nsenter was not found" : "this service is not root"}. Use 'isolated' (no network) or run as root`,
+          { code: "sandbox_network_unsupported", details: { key: "sandbox.network", mode: this.config.network.mode } },
+        );
+      }
+      this.nsenterPath = nsenter;
+      this.egressPolicy = new EgressPolicy(this.config.network, { resolver: options.networkResolver });
     }
     validateMounts(this.config.mounts, { skillsContainerPath: options.skillsContainerPath });
     this.engine = options.engine ?? new DockerEngine();
@@ -211,6 +229,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       adopted: false,
       released: false,
       sandbox: undefined as unknown as DockerSandbox,
+      egress: this.egressPolicy && this.nsenterPath ? new ContainerEgress({ policy: this.egressPolicy, runAs: this.runAs, nsenterPath: this.nsenterPath, setprivPath: findBinary("setpriv") }) : undefined,
     };
     const handle: ContainerHandle = { ensure: () => this.ensure(entry), lost: (cid) => this.lost(entry, cid) };
     entry.sandbox = new DockerSandbox({
@@ -227,6 +246,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       defaultTimeoutMs: this.config.bash_command_timeout * 1000,
       maxOutputBytes: this.config.max_output_bytes,
       environment: this.config.environment,
+      networkEnv: entry.egress?.env(),
     });
     // A pool slot must be taken before the thread dirs exist (its own dirs become them).
     const warm = this.pool && !this.poolBroken ? await this.pool.take(dirs, skillsPath && existsSync(skillsPath) ? skillsPath : undefined, entry.name) : undefined;
@@ -234,8 +254,12 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (warm) {
       entry.containerId = warm;
       entry.skillsIdentity = await this.skillsIdentity(skillsPath);
-    } else {
+    }
+    try {
       await this.ensure(entry);
+    } catch (err) {
+      await this.drop(entry);
+      throw err;
     }
     return entry;
   }
@@ -254,19 +278,28 @@ export class DockerSandboxProvider implements SandboxProvider {
       const now = await this.skillsIdentity(entry.sandbox.skillsHostPath);
       if (entry.skillsIdentity !== undefined && now !== entry.skillsIdentity) this.lost(entry, entry.containerId);
     }
-    if (entry.containerId) return entry.containerId;
-    if (!entry.creating) {
-      const creating = this.createFor(entry).finally(() => {
-        if (entry.creating === creating) entry.creating = undefined;
-      });
-      entry.creating = creating;
+    let id = entry.containerId;
+    if (!id) {
+      if (!entry.creating) {
+        const creating = this.createFor(entry).finally(() => {
+          if (entry.creating === creating) entry.creating = undefined;
+        });
+        entry.creating = creating;
+      }
+      id = await entry.creating;
     }
-    return entry.creating;
+    // Another server's container has that server's forwarder already.
+    if (entry.egress && !entry.adopted) {
+      const cid = id;
+      await entry.egress.attach(cid, async () => (await this.engine.inspectContainer(cid))?.pid ?? 0);
+    }
+    return id;
   }
 
   private lost(entry: Entry, containerId: string): void {
     if (entry.containerId !== containerId) return;
     entry.containerId = undefined;
+    entry.egress?.detach();
     if (!entry.adopted) entry.stale = containerId;
     entry.adopted = false;
   }
@@ -369,6 +402,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (this.entries.get(entry.id) === entry) this.entries.delete(entry.id);
     entry.released = true;
     await entry.sandbox.dispose();
+    await entry.egress?.close();
     await entry.creating?.catch(() => undefined);
     const ids = [entry.containerId, entry.stale].filter((c): c is string => c !== undefined);
     entry.containerId = undefined;

@@ -29,6 +29,8 @@ export interface DockerSandboxInit extends MappedSandboxInit {
   defaultTimeoutMs: number;
   maxOutputBytes: number;
   environment: Record<string, string>;
+  /** Proxy variables of the egress forwarder (network modes), set on every command. */
+  networkEnv?: Record<string, string>;
 }
 
 /** Codes meaning the container is no longer there to run a command in. */
@@ -113,7 +115,7 @@ export class DockerSandbox extends MappedSandbox {
   private async execWithRecovery(command: string, options: ExecuteOptions, signal: AbortSignal): Promise<EngineExecResult> {
     const execOptions = {
       user: `${this.opts.runAs.uid}:${this.opts.runAs.gid}`,
-      env: sandboxEnv(this.opts.environment, options.env),
+      env: sandboxEnv(this.opts.environment, { ...options.env, ...this.opts.networkEnv }),
       workingDir: VIRTUAL_WORKSPACE,
       timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
       signal,

@@ -49,6 +49,8 @@ export interface ContainerState {
   status: string;
   labels: Record<string, string>;
   oomKilled: boolean;
+  /** Host pid of the container's init process (0 when not running). */
+  pid: number;
 }
 
 /** A container as listed by label. */
@@ -177,6 +179,7 @@ export class DockerEngine {
       status: info.State.Status,
       labels: info.Config.Labels ?? {},
       oomKilled: info.State.OOMKilled === true,
+      pid: info.State.Pid ?? 0,
     };
   }
 

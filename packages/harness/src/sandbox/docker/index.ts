@@ -27,3 +27,5 @@ export { currentOwner, ownerIsDead, processStartTime, reclaimOrphans } from "./o
 export { WarmPool } from "./warm-pool";
 export type { WarmPoolOptions } from "./warm-pool";
 export { EXEC_WRAPPER } from "./exec-stream";
+export { ContainerEgress } from "./container-egress";
+export type { ContainerEgressOptions } from "./container-egress";

@@ -28,7 +28,10 @@ describe("Docker provider selection", () => {
       await p.shutdown();
     }
     expect(() => createSandboxProvider({ use: "deerflow.community.e2b:E2BSandboxProvider" }, { baseDir: base })).toThrow(/not supported/);
-    expect(() => createSandboxProvider({ use: "docker", network: { mode: "allowlist", allow: ["pypi.org"] } }, { baseDir: base })).toThrow(expect.objectContaining({ code: "sandbox_network_unsupported" }));
+    // Network modes enter each container's network namespace: root only (refused at construction otherwise).
+    const allowlist = () => createSandboxProvider({ use: "docker", replicas: 0, network: { mode: "allowlist", allow: ["pypi.org"] } }, { baseDir: base });
+    if (process.getuid?.() === 0) await allowlist().shutdown();
+    else expect(allowlist).toThrow(expect.objectContaining({ code: "sandbox_network_unsupported" }));
     expect(() => createSandboxProvider({ use: "docker", mounts: [{ host_path: "/var/run", container_path: "/mnt/run" }] }, { baseDir: base })).toThrow(/Docker socket/);
     expect(() => createSandboxProvider({ use: "docker", mounts: [{ host_path: "/srv", container_path: "/mnt/user-data/x" }] }, { baseDir: base })).toThrow(/reserves/);
   });
