@@ -21,6 +21,7 @@ import { registerMemoryRoutes } from "./routes/memory";
 import { registerRegenerateRoutes } from "./routes/regenerate";
 import { registerRunRoutes } from "./routes/runs";
 import { registerSkillRoutes } from "./routes/skills";
+import { registerTestSeedRoutes } from "./routes/test-seed";
 import { registerThreadDataRoutes } from "./routes/thread-data";
 import { registerThreadAccess } from "./routes/thread-access";
 import { registerThreadRoutes } from "./routes/threads";
@@ -142,6 +143,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   registerAuthRoutes(api, ctx);
   registerMemoryRoutes(api, ctx);
   registerMcpRoutes(api, ctx);
+  registerTestSeedRoutes(api, ctx); // only with DEERFLOW_ENABLE_TEST_SEED=1 (end-to-end tests)
 
   const app = new Hono();
   app.onError(onError(options.log, new HostPathMasker([options.dataDir, options.baseDir])));
