@@ -13,7 +13,9 @@ const remoteKeysSchema = z.object({
     .string()
     .trim()
     .url("sandbox.provisioner_url must be an http(s) URL, e.g. http://provisioner:8002")
-    .refine((u) => /^https?:\/\//i.test(u), "sandbox.provisioner_url must start with http:// or https://"),
+    .refine((u) => /^https?:\/\//i.test(u), "sandbox.provisioner_url must start with http:// or https://")
+    // fetch refuses URLs with credentials (and they would end up in messages): the key goes in provisioner_api_key.
+    .refine((u) => !/^https?:\/\/[^/]*@/i.test(u), "sandbox.provisioner_url must not contain credentials; put the key in sandbox.provisioner_api_key"),
   provisioner_api_key: z.string().nullish(),
   /** True when the provisioner mounts the same thread directories the server writes (shared storage): no upload/output sync. */
   thread_data_mounts: z.boolean().nullish(),

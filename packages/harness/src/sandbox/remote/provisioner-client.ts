@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { SandboxError } from "../../errors";
 import { callJson } from "./http";
+import type { JsonCall } from "./http";
 import {
   API_KEY_HEADER,
   createSandboxResponseSchema,
@@ -43,9 +45,21 @@ export class ProvisionerClient {
     return `${this.baseUrl}${path}`;
   }
 
+  /** One management call; a refused key names the config key to fix. */
+  private async call<T extends z.ZodType>(call: JsonCall<T>): Promise<z.output<T> | undefined> {
+    try {
+      return await callJson(call);
+    } catch (err) {
+      if (err instanceof SandboxError && err.code === "remote_unauthorized") {
+        throw new SandboxError(`${err.message}; check sandbox.provisioner_api_key (sent as ${API_KEY_HEADER})`, { code: err.code, details: err.details });
+      }
+      throw err;
+    }
+  }
+
   /** `POST /api/sandboxes` — idempotent per sandbox id. */
   async create(req: ProvisionRequest, signal?: AbortSignal): Promise<CreateSandboxResponse> {
-    const res = await callJson({
+    const res = await this.call({
       method: "POST",
       url: this.url("/api/sandboxes"),
       headers: this.headers(),
@@ -60,7 +74,7 @@ export class ProvisionerClient {
 
   /** `GET /api/sandboxes/{id}`, or undefined when the provisioner does not know it (404). */
   async get(sandboxId: string, signal?: AbortSignal): Promise<SandboxInfo | undefined> {
-    return callJson({
+    return this.call({
       method: "GET",
       url: this.url(`/api/sandboxes/${encodeURIComponent(sandboxId)}`),
       headers: this.headers(),
@@ -74,7 +88,7 @@ export class ProvisionerClient {
 
   /** `DELETE /api/sandboxes/{id}`; a sandbox already gone (404) counts as deleted. */
   async delete(sandboxId: string, signal?: AbortSignal): Promise<void> {
-    await callJson({
+    await this.call({
       method: "DELETE",
       url: this.url(`/api/sandboxes/${encodeURIComponent(sandboxId)}`),
       headers: this.headers(),
@@ -88,7 +102,7 @@ export class ProvisionerClient {
 
   /** `GET /api/sandboxes`. */
   async list(signal?: AbortSignal): Promise<SandboxInfo[]> {
-    const res = await callJson({
+    const res = await this.call({
       method: "GET",
       url: this.url("/api/sandboxes"),
       headers: this.headers(),
