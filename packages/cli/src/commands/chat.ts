@@ -3,6 +3,7 @@ import { buildHumanInputResponse, DeerFlowClient, findClarificationRequest } fro
 import type { PendingClarification } from "../../../harness/src/client";
 import { resolveAgentFactory } from "../agent-source";
 import { producedArtifacts } from "../artifacts";
+import { unknownKeysOfConfigFile } from "../../../harness/src/config";
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import { LineInput } from "../io";
 import type { Terminal } from "../io";
@@ -66,6 +67,7 @@ export async function chatCommand(argv: string[], term: Terminal): Promise<numbe
   term.line(term.style("bold", "DeerFlow chat") + term.style("gray", ` · thread ${threadId} · /exit to quit`));
   const note = localUserNote(common);
   if (note) term.line(term.style("gray", note));
+  for (const k of unknownKeysOfConfigFile({ path: common.configPath, cwd: common.cwd })) term.error(`Warning: ${k.message}`);
   let failures = 0;
 
   const turn = async (text: string, additionalKwargs?: Record<string, unknown>): Promise<PendingClarification | undefined> => {

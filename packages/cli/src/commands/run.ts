@@ -3,6 +3,7 @@ import path from "node:path";
 import { DeerFlowClient } from "../../../harness/src/client";
 import type { ClientUsage } from "../../../harness/src/client";
 import type { UploadedFileInfo } from "../../../harness/src/uploads";
+import { unknownKeysOfConfigFile } from "../../../harness/src/config";
 import { mcpFailureLines } from "../../../harness/src/mcp";
 import { resolveAgentFactory } from "../agent-source";
 import { producedArtifacts } from "../artifacts";
@@ -62,6 +63,7 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
     await client.close();
     throw err;
   });
+  for (const k of unknownKeysOfConfigFile({ path: common.configPath, cwd: common.cwd })) term.error(`Warning: ${k.message}`);
   const threadId = values.thread ?? randomUUID();
   const controller = new AbortController();
   const onSigint = () => controller.abort(new Error("interrupted by Ctrl-C"));

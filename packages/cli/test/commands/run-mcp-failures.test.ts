@@ -7,7 +7,7 @@ import { runCli, tempDir } from "../helpers";
 
 const CRASHING = path.resolve(__dirname, "../../../harness/test/fixtures/mcp/crashing-server.mjs");
 
-describe("deerflow run with a broken MCP server", { timeout: 60_000 }, () => {
+describe("deerflow run: first-run warnings", { timeout: 60_000 }, () => {
   let server: ScriptedLLMServer;
   beforeAll(async () => {
     server = await startScriptedLLMServer({ script: [] });
@@ -41,5 +41,19 @@ describe("deerflow run with a broken MCP server", { timeout: 60_000 }, () => {
       "command 'definitely-not-a-command-xyz' was not found on the PATH — its tools are missing. Fix: install definitely-not-a-command-xyz",
     );
     expect(r.stderr).not.toContain("'off'");
+  });
+
+  it("warns about unknown config keys (file:line, closest key) on stderr and still answers", async () => {
+    const dir = tempDir();
+    const file = path.join(dir, "config.yaml");
+    writeFileSync(
+      file,
+      ["config_version: 34", "models:", "  - name: scripted", "    use: openai-compatible", "    model: scripted", "    api_key: k", `    base_url: ${server.url}/v1`, "sandbox:", "  use: local", "memory:", "  enabled: false", "titel:", "  enabled: false", ""].join("\n"),
+    );
+    server.push("Answered anyway.");
+    const r = await runCli(["run", "hello"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Answered anyway.");
+    expect(r.stderr.trim()).toBe(`Warning: ${file}:12:1: unknown key titel (did you mean title?); it is ignored.`);
   });
 });

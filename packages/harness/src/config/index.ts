@@ -18,6 +18,7 @@ export {
   mergeExtensions,
   parseAppConfigText,
   parseExtensionsConfigText,
+  unknownKeysOfConfigFile,
 } from "./loader";
 export type { LoadAppConfigOptions, LoadExtensionsConfigOptions } from "./loader";
 export { ConfigManager } from "./manager";

@@ -158,6 +158,21 @@ export function loadAppConfig(options: LoadAppConfigOptions = {}): LoadedAppConf
   return { config, path: file, extensionsPath: ext.path, warnings, unknownKeys, envFiles };
 }
 
+/**
+ * The unknown keys of the config.yaml that {@link resolveConfigPath} finds
+ * (for commands whose loader is silent). Never throws: no file, an
+ * unreadable file or invalid YAML give `[]` (the loader reports those).
+ */
+export function unknownKeysOfConfigFile(options: { path?: string | null; cwd?: string; env?: ConfigEnv } = {}): UnknownConfigKey[] {
+  try {
+    const file = resolveConfigPath(options);
+    const { doc, lineCounter } = parseYamlDocument(readFileSync(file, "utf8"), file);
+    return findUnknownConfigKeys(doc, lineCounter, file);
+  } catch {
+    return [];
+  }
+}
+
 /** Build an {@link AppConfig} from config.yaml text (tests, embedded use). No files are touched. */
 export function appConfigFromText(
   text: string,
