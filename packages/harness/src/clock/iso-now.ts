@@ -11,11 +11,23 @@
  */
 let lastMs = Number.NaN;
 let lastText = "";
+/** The second of the last text and its formatted part up to the milliseconds (`2026-12-01T15:20:00.`). */
+let lastSecond = Number.NaN;
+let secondPrefix = "";
 
 export function isoNow(): string {
   const ms = Date.now();
   if (ms !== lastMs) {
-    lastText = new Date(ms).toISOString();
+    // A run's steps fall in different milliseconds of the same second: only the milliseconds are new text then
+    // (formatting a Date goes through a C printf each time, a few thousand instructions per stamp).
+    const second = Math.floor(ms / 1000);
+    if (second !== lastSecond) {
+      const whole = new Date(second * 1000).toISOString();
+      secondPrefix = whole.slice(0, whole.length - 4); // without "000Z"
+      lastSecond = second;
+    }
+    const frac = ms - second * 1000;
+    lastText = `${secondPrefix}${frac < 10 ? "00" : frac < 100 ? "0" : ""}${frac}Z`;
     lastMs = ms;
   }
   return lastText;

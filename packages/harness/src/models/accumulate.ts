@@ -54,17 +54,21 @@ export class AIMessageAccumulator {
     this.id = id;
   }
 
-  /** Add one part; returns the chunk to stream (or null for parts that carry no delta). */
-  push(part: ModelStreamPart): AIMessageChunk | null {
+  /**
+   * Add one part; returns the chunk to stream (or null for parts that carry no delta). With `wantChunk` false
+   * (nobody streams the run's messages) the part is only folded in and null is returned: a run that is not
+   * streamed builds no chunk objects per part.
+   */
+  push(part: ModelStreamPart, wantChunk = true): AIMessageChunk | null {
     switch (part.type) {
       case "text-delta":
         if (!part.text) return null;
         this.text += part.text;
-        return this.chunk({ content: part.text });
+        return wantChunk ? this.chunk({ content: part.text }) : null;
       case "reasoning-delta":
         if (!part.text) return null;
         this.reasoning += part.text;
-        return this.chunk({ content: "", additional_kwargs: { reasoning_content: part.text } });
+        return wantChunk ? this.chunk({ content: "", additional_kwargs: { reasoning_content: part.text } }) : null;
       case "tool-call-delta": {
         let call = this.calls.get(part.index);
         if (!call) {
@@ -74,6 +78,7 @@ export class AIMessageAccumulator {
         if (part.id) call.id = part.id;
         if (part.name) call.name = (call.name ?? "") + part.name;
         call.args += part.argsDelta ?? "";
+        if (!wantChunk) return null;
         // as LangChain's chunk merging does: the chunk that completes a call also carries it parsed
         const args = !call.complete && call.name ? parsedArgs(call.args) : undefined;
         if (args) call.complete = true;
@@ -89,6 +94,7 @@ export class AIMessageAccumulator {
         this.finishReason = part.finishReason || "stop";
         if (part.usage) this.usage = withDetails(part.usage);
         if (part.responseMetadata) this.responseMetadata = { ...this.responseMetadata, ...part.responseMetadata };
+        if (!wantChunk) return null;
         return this.chunk({
           content: "",
           usage_metadata: this.usage,

@@ -70,8 +70,10 @@ export class RunExecution<S extends AgentState> {
   private readonly options: RunOptions;
   private readonly modes: Set<StreamMode>;
   private readonly ns: string[];
-  /** The caller's signal when it gave one (no second signal per run), else one of the run's own. */
-  private readonly signal: AbortSignal;
+  /** The caller's signal, if it gave one: the only signal that can cancel the run. */
+  private readonly callerSignal: AbortSignal | undefined;
+  /** The run's own signal when the caller gave none, made when first asked for (see {@link signal}). */
+  private ownSignal: AbortSignal | undefined;
   private readonly context: RunContext;
   private readonly outcome = createRunOutcomeRecorder();
   private readonly config: RunConfig;
@@ -96,7 +98,7 @@ export class RunExecution<S extends AgentState> {
     this.threadId = options.threadId ?? randomUUID();
     this.modes = new Set(options.streamMode ?? ["values", "updates", "messages", "custom"]);
     this.ns = options.namespace ?? [];
-    this.signal = options.signal ?? new AbortController().signal;
+    this.callerSignal = options.signal;
     this.writes = new CheckpointWrites(options.onDurableWait);
     this.context = createRunContext({
       threadId: this.threadId,
@@ -118,7 +120,9 @@ export class RunExecution<S extends AgentState> {
       runId: this.runId,
       context: this.context,
       outcome: this.outcome,
-      signal: this.signal,
+      get signal() {
+        return self.signal;
+      },
       model: parts.model,
       get modelCalls() {
         return self.modelCalls;
@@ -177,8 +181,18 @@ export class RunExecution<S extends AgentState> {
     };
   }
 
+  /**
+   * The signal middlewares and tools see: the caller's, else one of the run's own that never aborts (nobody holds
+   * its controller). That one is made only when something asks for it, so a run no hook or tool asks about makes
+   * no abort controller; the model call gets the caller's signal or none, which means the same.
+   */
+  private get signal(): AbortSignal {
+    return this.callerSignal ?? (this.ownSignal ??= new AbortController().signal);
+  }
+
   private checkAbort(): void {
-    if (this.signal.aborted) throw new RunCancelledError(errorMessage(this.signal.reason ?? "aborted"));
+    const signal = this.callerSignal;
+    if (signal?.aborted) throw new RunCancelledError(errorMessage(signal.reason ?? "aborted"));
   }
 
   private apply(update: StateUpdate | undefined, node?: string, fromHook = false): boolean {
@@ -262,12 +276,16 @@ export class RunExecution<S extends AgentState> {
   }
 
   private buildHandlers(): void {
+    const self = this;
     this.modelHandler = composeModelCall(this.parts.middleware, (req) => this.callModel(req));
     const exec = makeToolExecutor<S>({
       tools: this.parts.tools,
       context: this.context,
       outcome: this.outcome,
-      runSignal: this.signal,
+      // read when a tool call asks for its signal (see `signal`)
+      get runSignal() {
+        return self.signal;
+      },
       writer: this.runtime.writer,
       emit: this.runtime.emit,
       namespace: this.ns,
@@ -289,9 +307,9 @@ export class RunExecution<S extends AgentState> {
       messages,
       tools: req.tools.map(toToolSpec),
       settings: req.settings,
-      signal: this.signal,
+      signal: this.callerSignal,
     })) {
-      const chunk = acc.push(part);
+      const chunk = acc.push(part, meta !== undefined);
       if (chunk && meta) this.deliver({ mode: "messages", ns: this.ns, data: [chunk, meta] });
     }
     this.checkAbort();
@@ -314,7 +332,7 @@ export class RunExecution<S extends AgentState> {
       }
     } catch (err) {
       await this.writes.settle();
-      const cancelled = this.signal.aborted || isAbortError(err);
+      const cancelled = this.callerSignal?.aborted === true || isAbortError(err);
       result = {
         status: cancelled ? "cancelled" : "error",
         state: this.state,

@@ -6,6 +6,7 @@ import type { AgentState } from "../state";
 import { toolMessage } from "../messages";
 import type { ToolCall, ToolMessage } from "../messages";
 import { linkSignals } from "../abort";
+import type { LinkedSignal } from "../abort";
 import { GraphInterrupt, isAbortError, isGraphInterrupt } from "./interrupt";
 import { runChild as runChildOf } from "./child-run";
 import type { RunOutcomeRecorder } from "./outcome";
@@ -71,24 +72,25 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
       );
     }
     const timeoutMs = def.timeoutMs ?? deps.defaultTimeoutMs;
-    const signals = [deps.runSignal];
     let timer: AbortController | undefined;
     let handle: NodeJS.Timeout | undefined;
+    // With a timeout, the call's signal links the run's and the timer's, detached from the run's when the call is
+    // over, since the run's may be a caller's signal reused across runs (work a tool leaves running after it
+    // returns is not the call's any more). Without one it is the run's signal itself, read only when the tool asks.
+    let linked: LinkedSignal | undefined;
     if (timeoutMs && timeoutMs > 0) {
       timer = new AbortController();
       handle = setTimeout(() => timer!.abort(new Error(`Tool '${call.name}' timed out after ${timeoutMs} ms`)), timeoutMs);
-      signals.push(timer.signal);
+      linked = linkSignals([deps.runSignal, timer.signal]);
     }
-    // The call's signal: detached from the run's when the call is over, since the run's may be a caller's signal
-    // reused across runs (work a tool leaves running after it returns is not the call's any more).
-    const linked = linkSignals(signals);
-    const signal = linked.signal;
     const runtime: ToolRuntime = {
       state: req.state,
       context: deps.context,
       outcome: deps.outcome,
       toolCallId: call.id,
-      signal,
+      get signal() {
+        return linked ? linked.signal : deps.runSignal;
+      },
       writer: deps.writer,
       emit: deps.emit,
       namespace: deps.namespace,
@@ -123,7 +125,7 @@ export function makeToolExecutor<S extends AgentState>(deps: ToolExecDeps): Tool
       throw err;
     } finally {
       if (handle) clearTimeout(handle);
-      linked.release();
+      linked?.release();
     }
   };
 }

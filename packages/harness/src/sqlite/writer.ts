@@ -147,7 +147,8 @@ export class InlineWriter {
   private lockWait(): { none: Database.Statement; restore: Database.Statement } {
     if (!this.lock) {
       const was = Number(this.db.pragma("busy_timeout", { simple: true })) || 0;
-      this.lock = { none: this.db.prepare("PRAGMA busy_timeout = 0"), restore: this.db.prepare(`PRAGMA busy_timeout = ${was}`) };
+      // Plucked: the pragma's one value, not a row object, is what each commit pays for twice.
+      this.lock = { none: this.db.prepare("PRAGMA busy_timeout = 0").pluck(), restore: this.db.prepare(`PRAGMA busy_timeout = ${was}`).pluck() };
     }
     return this.lock;
   }

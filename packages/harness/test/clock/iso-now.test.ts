@@ -18,6 +18,22 @@ describe("isoNow", () => {
     expect(isoNow()).toBe("2026-12-01T15:19:59.000Z");
   });
 
+  it("pads the milliseconds and crosses seconds, minutes, days, 1970 and year 10000 as toISOString does", () => {
+    vi.useFakeTimers();
+    const stamps = [
+      "2026-12-01T15:20:00.000Z", "2026-12-01T15:20:00.007Z", "2026-12-01T15:20:00.042Z", "2026-12-01T15:20:00.999Z",
+      "2026-12-01T15:20:01.000Z", "2026-12-01T23:59:59.999Z", "2026-12-02T00:00:00.001Z",
+    ];
+    for (const stamp of stamps) {
+      vi.setSystemTime(new Date(stamp));
+      expect(isoNow()).toBe(stamp);
+    }
+    for (const t of [-1, -999, -1000, -1001, 0, 253402300799999, 253402300800000, 253402300800005]) {
+      vi.setSystemTime(t);
+      expect(isoNow()).toBe(new Date(t).toISOString());
+    }
+  });
+
   it("matches new Date().toISOString() on the real clock", () => {
     const before = Date.now();
     const text = isoNow();
