@@ -19,6 +19,7 @@ Commands:
   users <sub>          add, list, reset-password, set-role: accounts that sign in
   tokens <sub>         list, create, revoke an account's personal access tokens
   sandbox image build  build the Docker sandbox image (--from-host: without a registry)
+  provisioner          serve sandboxes to other servers (DeerFlow's provisioner API; Docker or Kubernetes)
   scripted-llm         start a scripted OpenAI-compatible server (a test double, not a model)
 
 Every command accepts --config PATH and --data-dir PATH (default .deer-flow/).
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   tokens: async () => (await import("./commands/tokens")).tokensCommand,
   sandbox: async () => (await import("./commands/sandbox-image")).sandboxCommand,
   "scripted-llm": async () => (await import("./commands/scripted-llm")).scriptedLlmCommand,
+  provisioner: async () => (await import("./commands/provisioner")).provisionerCommand,
 };
 
 /**

@@ -43,6 +43,10 @@ export const ENV_VARS: readonly EnvVarInfo[] = [
   { name: "HOST", aliases: [], origin: "standard", readBy: "cli serve", what: "Interface when `--host` is not given (default 127.0.0.1)." },
   { name: "OPENAI_BASE_URL", aliases: [], origin: "standard", readBy: "models (`use: openai`)", what: "Base URL of the openai provider when the model entry sets no `base_url` (as the OpenAI SDK reads it)." },
   { name: "OPENAI_API_KEY", aliases: [], origin: "standard", readBy: "models", what: "API key of `use: openai` when the entry sets no `api_key` (likewise ANTHROPIC_API_KEY, DEEPSEEK_API_KEY, OPENROUTER_API_KEY, GEMINI_API_KEY…)." },
+  { name: "PROVISIONER_API_KEY", aliases: [], origin: "deerflow", readBy: "cli provisioner", what: "The key every `/api/sandboxes` call of `deerflow provisioner` must send as `X-API-Key` (required, at least 16 characters)." },
+  { name: "DEER_FLOW_PROVISIONER_TOKEN_SECRET", aliases: [], origin: "ours", readBy: "cli provisioner", what: "Secret the per-sandbox tokens are derived from; keeps them valid across provisioner restarts (random per start when unset)." },
+  { name: "SANDBOX_IMAGE", aliases: [], origin: "deerflow", readBy: "cli provisioner", what: "Image of the provisioner's sandboxes when `--image` is not given (else `sandbox.image`)." },
+  { name: "KUBECONFIG_PATH", aliases: [], origin: "deerflow", readBy: "cli provisioner", what: "Kubeconfig of the Kubernetes backend when `--kubeconfig` is not given (else `KUBECONFIG`, `~/.kube/config`, in-cluster)." },
 ];
 
 const BY_NAME = new Map(ENV_VARS.map((v) => [v.name, v]));
