@@ -14,7 +14,7 @@ function write(dir: string, lines: string[]): string {
   return file;
 }
 
-const doctor = (dir: string) => runDoctor({ configPath: path.join(dir, "config.yaml"), dataDir: path.join(dir, ".deer-flow"), cwd: dir, skipModel: true, timeoutMs: 5000 });
+const doctor = (dir: string) => runDoctor({ configPath: path.join(dir, "config.yaml"), dataDir: path.join(dir, ".deer-flow"), cwd: dir, skipModel: true, timeoutMs: 30_000 });
 
 describe("deerflow doctor: first-run checks", { timeout: 60_000 }, () => {
   it("reports unknown config keys as errors with file:line, the closest key and a fix (exit 1)", async () => {

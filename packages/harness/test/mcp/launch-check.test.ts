@@ -26,13 +26,13 @@ describe("checkMcpServers (doctor's launch check)", { timeout: 60_000 }, () => {
         good: nodeServer(CRASHING),
         exits: nodeServer(CRASHING, ["--exit-at-start"]),
         missing: { type: "stdio", command: "definitely-not-a-command-xyz" },
-        hangs: nodeServer(HANGING),
         off: { ...nodeServer(CRASHING, ["--exit-at-start"]), enabled: false },
       },
     });
-    const checks = await checkMcpServers(extensions, { timeoutMs: 1500, dataDir: dataDir(), launch: { runAs: SANDBOX_RUN_AS } });
+    // a bound no healthy start comes near, even on a loaded machine
+    const checks = await checkMcpServers(extensions, { timeoutMs: 30_000, dataDir: dataDir(), launch: { runAs: SANDBOX_RUN_AS } });
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
-    expect(Object.keys(by).sort()).toEqual(["exits", "good", "hangs", "missing"]);
+    expect(Object.keys(by).sort()).toEqual(["exits", "good", "missing"]);
     expect(by.good).toMatchObject({ ok: true, type: "stdio", error: null });
     expect(by.good.tools.sort()).toEqual(["good_crash", "good_echo"]);
 
@@ -44,10 +44,14 @@ describe("checkMcpServers (doctor's launch check)", { timeout: 60_000 }, () => {
     expect(by.missing.line).toContain("command 'definitely-not-a-command-xyz' was not found on the PATH");
     expect(by.missing.fix).toMatch(/^install definitely-not-a-command-xyz or put its full path in mcpServers\.missing\.command/);
 
-    // bounded by the check's timeout, not the server's default 60 s session_init_timeout
-    expect(by.hangs).toMatchObject({ ok: false, code: "mcp_init_timeout" });
-    expect(by.hangs.error).toContain("did not initialise within 1.5s");
-    expect(by.hangs.fix).toContain("session_init_timeout");
+  });
+
+  it("a server that never answers is bounded by the check's timeout, not its default 60 s session_init_timeout", async () => {
+    const extensions = extensionsConfigSchema.parse({ mcpServers: { hangs: nodeServer(HANGING) } });
+    const [hangs] = await checkMcpServers(extensions, { timeoutMs: 1500, dataDir: dataDir(), launch: { runAs: SANDBOX_RUN_AS } });
+    expect(hangs).toMatchObject({ name: "hangs", ok: false, code: "mcp_init_timeout" });
+    expect(hangs.error).toContain("did not initialise within 1.5s");
+    expect(hangs.fix).toContain("session_init_timeout");
   });
 
   it("nothing enabled: nothing started, nothing reported", async () => {
