@@ -14,8 +14,11 @@ const COLS = "thread_id, checkpoint_id, parent_id, created_at, metadata, delta";
 // A checkpoint is stored only on top of its parent: writes are queued without waiting for the previous one's
 // commit, so a parent whose write failed (or a thread deleted meanwhile) must not leave a child whose state,
 // rebuilt from its chain, would silently lack everything before it.
-const INSERT_SQL = `INSERT INTO checkpoints (${COLS}) SELECT @thread, @id, @parent, @created, @metadata, @delta
-  WHERE @parent IS NULL OR EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = @thread AND checkpoint_id = @parent)`;
+// Positional parameters: binding named ones makes a string of each name and reads it off an object, per statement.
+const INSERT_CHILD_SQL = `INSERT INTO checkpoints (${COLS}) SELECT ?, ?, ?, ?, ?, ?
+  WHERE EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?)`;
+/** A thread's first checkpoint (no parent to check). */
+const INSERT_ROOT_SQL = `INSERT INTO checkpoints (${COLS}) VALUES (?, ?, NULL, ?, ?, ?)`;
 
 interface Row {
   thread_id: string;
@@ -118,20 +121,14 @@ export class SqliteCheckpointStore implements CheckpointStore {
    */
   put(record: CheckpointRecord): Promise<void> {
     // Serialised when the batch commits: a checkpoint record (and the immutable messages of its delta) never changes.
-    const step = deferredStep(
-      INSERT_SQL,
-      () => [
-        {
-          thread: record.threadId,
-          id: record.checkpointId,
-          parent: record.parentId,
-          created: record.createdAt,
-          metadata: JSON.stringify(record.metadata),
-          delta: JSON.stringify(record.delta),
-        },
-      ],
-      record.parentId ? `its parent checkpoint ${record.parentId} is not stored` : undefined,
-    );
+    const { threadId, checkpointId, parentId } = record;
+    const step = parentId
+      ? deferredStep(
+          INSERT_CHILD_SQL,
+          () => [threadId, checkpointId, parentId, record.createdAt, JSON.stringify(record.metadata), JSON.stringify(record.delta), threadId, parentId],
+          `its parent checkpoint ${parentId} is not stored`,
+        )
+      : deferredStep(INSERT_ROOT_SQL, () => [threadId, checkpointId, record.createdAt, JSON.stringify(record.metadata), JSON.stringify(record.delta)]);
     // The batcher's promise with a failure handler, not an async function: one promise less per checkpoint.
     return this.batcher.write(step, [`checkpoints:${record.threadId}`]).catch((err: unknown) => {
       const parentMissing = (err as { code?: string }).code === UNCHANGED_WRITE_CODE;

@@ -2,11 +2,13 @@ import type { AIMessage } from "../messages";
 import type { AgentState } from "../state";
 import type {
   AgentMiddleware,
+  HookResult,
   ModelCallHandler,
   ModelCallRequest,
   ToolCallHandler,
   ToolCallRequest,
   ToolCallResult,
+  Runtime,
 } from "./types";
 
 /**
@@ -48,6 +50,24 @@ export function composeToolCall<S extends AgentState>(
 
 /** The hook names a middleware can implement around the loop. */
 export type LoopHook = "beforeAgent" | "beforeModel" | "afterModel" | "afterAgent";
+
+/**
+ * Call a middleware's `hook` (as its method, read when called). Each hook is read by its own name: reading it by a
+ * key that changes with the hook (`mw[hook]`) is a megamorphic keyed load, the costliest kind of property read,
+ * and a turn with 8 middlewares makes 48 of them.
+ */
+export function callHook<S extends AgentState>(mw: AgentMiddleware<S>, hook: LoopHook, state: S, runtime: Runtime<S>): HookResult | Promise<HookResult> {
+  switch (hook) {
+    case "beforeAgent":
+      return mw.beforeAgent!(state, runtime);
+    case "beforeModel":
+      return mw.beforeModel!(state, runtime);
+    case "afterModel":
+      return mw.afterModel!(state, runtime);
+    case "afterAgent":
+      return mw.afterAgent!(state, runtime);
+  }
+}
 
 /** Node names as LangGraph reports them in `updates` (e.g. `TitleMiddleware.after_model`). */
 export const HOOK_NODE_SUFFIX: Record<LoopHook, string> = {

@@ -13,7 +13,7 @@ import type { Checkpointer, CheckpointMetadata } from "../checkpoints";
 import { EventQueue } from "./event-queue";
 import { isAbortError, isGraphInterrupt } from "./interrupt";
 import type { GraphInterrupt } from "./interrupt";
-import { composeModelCall, composeToolCall } from "./middleware-chain";
+import { callHook, composeModelCall, composeToolCall } from "./middleware-chain";
 import type { HookPlan, LoopHook } from "./middleware-chain";
 import { AGENT_CALLER, createRunOutcomeRecorder } from "./outcome";
 import { CheckpointWrites } from "./checkpoint-writes";
@@ -199,7 +199,9 @@ export class RunExecution<S extends AgentState> {
     if (!update) return false;
     const clean: StateUpdate = {};
     let any = false;
-    for (const [k, v] of Object.entries(update)) {
+    // keys, not entries: no [key, value] pair per field, several updates a turn
+    for (const k of Object.keys(update)) {
+      const v = update[k];
       if (k === "jumpTo" || v === undefined) continue;
       clean[k] = v;
       any = true;
@@ -262,9 +264,11 @@ export class RunExecution<S extends AgentState> {
 
   private async runHooks(hook: LoopHook): Promise<JumpTarget | undefined> {
     let jump: JumpTarget | undefined;
-    for (const { mw, node } of this.parts.hooks[hook]) {
+    const steps = this.parts.hooks[hook];
+    for (let i = 0; i < steps.length; i++) {
+      const { mw, node } = steps[i];
       this.checkAbort();
-      const answer = mw[hook]!(this.state, this.runtime);
+      const answer = callHook(mw, hook, this.state, this.runtime);
       // A hook that answers synchronously (most do) is not awaited: the loop is not suspended once per hook.
       const result = isThenable(answer) ? await answer : answer;
       // like a LangGraph node that returned nothing: the hook ran, its update is null
