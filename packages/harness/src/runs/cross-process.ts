@@ -148,7 +148,9 @@ export function notResumable(runId: string, why: string): RunServiceError {
 export async function waitElsewhere(runId: string, at: CrossProcessContext): Promise<RunRecord | undefined> {
   const record = await at.stores.runs.get(runId);
   if (!record) return undefined;
-  if (!TERMINAL.has(record.status) && (await at.bridge.has(runId))) await untilStreamEnd(at.bridge, runId);
+  // On shared backends a run that has not ended has a stream to wait on even before its first event reached the
+  // bridge (its owner shows it to its own clients first), and every run's stream gets an end marker.
+  if (!TERMINAL.has(record.status) && (at.backends.shared || (await at.bridge.has(runId)))) await untilStreamEnd(at.bridge, runId);
   return at.stores.runs.get(runId);
 }
 

@@ -389,7 +389,10 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
     expect(await admin.exists(`${prefix}:stream_bridge:${run.runId}`)).toBe(0);
     expect(await b.service.hasStream(run.runId)).toBe(true);
     const joined = collect(b.service, run.runId);
+    // a wait from the other process waits for the run's end too (it used to answer the record as it was: running)
+    const waited = b.service.wait(run.runId);
     release();
+    expect(await waited).toMatchObject({ status: "success" });
     const items = await joined;
     expect(eventsOf(items)[0]).toBe("metadata");
     expect(eventsOf(items).at(-1)).toBe("end");
