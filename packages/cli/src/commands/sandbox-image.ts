@@ -1,6 +1,6 @@
 import { loadAppConfig, silentConfigLogger } from "../../../harness/src/config";
 import { DeerFlowError } from "../../../harness/src/errors";
-import { buildImageFromDockerfile, buildImageFromHost, DEFAULT_SANDBOX_IMAGE, SANDBOX_DOCKERFILE } from "../../../harness/src/sandbox/image";
+import { buildImageFromDebootstrap, buildImageFromDockerfile, buildImageFromHost, DEFAULT_SANDBOX_IMAGE, SANDBOX_DOCKERFILE } from "../../../harness/src/sandbox/image";
 import type { BuiltImage } from "../../../harness/src/sandbox/image";
 import { COMMON_HELP, commonOptions, describeError, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
@@ -21,16 +21,24 @@ command-line tools.
                                             filesystem of this host's bash,
                                             coreutils, python3, git, curl…
                                             with their libraries, imported
+  deerflow sandbox image build --debootstrap
+                                            without any registry, as root: a
+                                            Debian from this host's apt mirror
+                                            with the Dockerfile's packages
 
 Options:
   --tag REF          tag to write (default: sandbox.image from config.yaml,
                      else ${DEFAULT_SANDBOX_IMAGE})
   --from-host        build from this host's programs (works offline)
+  --debootstrap      build a Debian with debootstrap from the apt mirror
+                     (root; needs the mirror, not a registry; minutes)
+  --suite NAME       --debootstrap: Debian suite (default: this host's)
+  --mirror URL       --debootstrap: mirror (default: the one apt uses here)
   --dockerfile PATH  another Dockerfile (default ${SANDBOX_DOCKERFILE.replace(/^.*\/docker\//, "docker/")})
   --build-arg K=V    Dockerfile build argument (repeatable), e.g.
                      BASE_IMAGE=debian:bookworm-slim
-  --force            --from-host: rebuild even when the tag already holds an
-                     image of the same host files
+  --force            --from-host / --debootstrap: rebuild even when the tag
+                     already holds an image of the same content
 ${COMMON_HELP}
 
 The Docker daemon is reached at DOCKER_HOST, else /var/run/docker.sock.
@@ -62,6 +70,9 @@ export async function sandboxCommand(argv: string[], term: Terminal): Promise<nu
       dockerfile: { type: "string" },
       "build-arg": { type: "string", multiple: true },
       force: { type: "boolean" },
+      debootstrap: { type: "boolean" },
+      suite: { type: "string" },
+      mirror: { type: "string" },
     },
     true,
   );
@@ -77,7 +88,9 @@ export async function sandboxCommand(argv: string[], term: Terminal): Promise<nu
   if (group !== "image" || sub !== "build" || rest.length) {
     throw new UsageError(`unknown subcommand '${positionals.join(" ")}'; the one there is: sandbox image build`, "sandbox");
   }
-  if (values["from-host"] && values.dockerfile) throw new UsageError("--from-host builds without a Dockerfile; drop --dockerfile", "sandbox");
+  if (values["from-host"] && values.debootstrap) throw new UsageError("choose one of --from-host and --debootstrap", "sandbox");
+  if ((values["from-host"] || values.debootstrap) && values.dockerfile) throw new UsageError(`${values.debootstrap ? "--debootstrap" : "--from-host"} builds without a Dockerfile; drop --dockerfile`, "sandbox");
+  if ((values.suite || values.mirror) && !values.debootstrap) throw new UsageError("--suite and --mirror go with --debootstrap", "sandbox");
   const buildArgs: Record<string, string> = {};
   for (const pair of values["build-arg"] ?? []) {
     const eq = pair.indexOf("=");
@@ -89,7 +102,10 @@ export async function sandboxCommand(argv: string[], term: Terminal): Promise<nu
   const log = (line: string) => term.line(term.style("gray", `  ${line}`));
   let built: BuiltImage;
   try {
-    if (values["from-host"]) {
+    if (values.debootstrap) {
+      term.line(`Building ${tag} with debootstrap from the apt mirror (no image registry needed)…`);
+      built = await buildImageFromDebootstrap({ tag, force: !!values.force, suite: values.suite, mirror: values.mirror, log });
+    } else if (values["from-host"]) {
       term.line(`Building ${tag} from this host's programs (no registry needed)…`);
       built = await buildImageFromHost({ tag, force: !!values.force, log });
     } else {

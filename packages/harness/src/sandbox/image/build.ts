@@ -17,7 +17,7 @@ export const DEFAULT_SANDBOX_IMAGE: string = DEFAULT_DOCKER_IMAGE;
 
 /** Label carrying the content key of a host-built image (an unchanged host reuses it). */
 export const IMAGE_CONTENT_LABEL = "org.deerflow.sandbox.content";
-/** Label naming how the image was built: `dockerfile` or `host`. */
+/** Label naming how the image was built: `dockerfile`, `host` or `debootstrap`. */
 export const IMAGE_BUILD_LABEL = "org.deerflow.sandbox.build";
 
 /** The repository's default sandbox Dockerfile (docker/sandbox/Dockerfile). */
@@ -33,7 +33,7 @@ export interface BuiltImage {
   /** Image id (`sha256:…`). */
   id: string;
   /** How it was made. */
-  method: "host" | "dockerfile";
+  method: "host" | "dockerfile" | "debootstrap";
   /** True when an image with the same content key already carried the tag and nothing was built. */
   reused: boolean;
   /** Size the daemon reports, in bytes. */
@@ -156,7 +156,7 @@ export async function buildImageFromDockerfile(options: BuildImageOptions & { do
     if (absent.length && /pull|registry|manifest|dial tcp|no such host|lookup|repository does not exist|not found/i.test(text)) {
       throw new SandboxError(
         `Cannot build ${ref} from ${dockerfile}: its base image ${absent.join(", ")} is not present locally and could not be pulled (${text.split("\n")[0]}). ` +
-          "Load the base image (docker load), or build without any registry: deerflow sandbox image build --from-host",
+          "Load the base image (docker load), or build without any registry: deerflow sandbox image build --from-host (this host's programs), or --debootstrap (as root, a Debian from the apt mirror)",
         { code: "sandbox_image_base_missing", cause: err, details: { image: ref, base: absent } },
       );
     }
@@ -165,6 +165,27 @@ export async function buildImageFromDockerfile(options: BuildImageOptions & { do
   }
   const info = await engine.requireImage(ref);
   return { ref, id: progress.id ?? info.Id, method: "dockerfile", reused: false, sizeBytes: info.Size };
+}
+
+/**
+ * Pack `root` (owner 0) and `docker import` it as `ref` with `labels`, a PATH and `CMD ["/bin/sh"]`;
+ * resolves with the new image id.
+ */
+export async function importRootfs(engine: DockerEngine, root: string, ref: string, labels: Record<string, string>): Promise<string | undefined> {
+  const { repo, tag } = splitRef(ref);
+  const tar = tarStream(root);
+  try {
+    const stream = await apiClient().importImage(tar.stream, {
+      repo,
+      tag,
+      changes: [`LABEL ${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(" ")}`, "ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", 'CMD ["/bin/sh"]'],
+    });
+    const [progress] = await Promise.all([followProgress(stream, () => undefined), tar.done]);
+    return progress.id;
+  } catch (err) {
+    if (err instanceof SandboxError) throw err;
+    throw toDockerError(err, `import image ${ref}`, engine.endpoint, { image: ref });
+  }
 }
 
 /** Stream `root` as a tar archive owned by root (GNU tar). */
@@ -211,22 +232,9 @@ export async function buildImageFromHost(options: BuildImageOptions & { force?: 
   try {
     writeRootfs(plan, root);
     log(`importing as ${ref}`);
-    const { repo, tag } = splitRef(ref);
-    const tar = tarStream(root);
-    let progress;
-    try {
-      const stream = await apiClient().importImage(tar.stream, {
-        repo,
-        tag,
-        changes: [`LABEL ${IMAGE_CONTENT_LABEL}=${plan.contentKey} ${IMAGE_BUILD_LABEL}=host`, "ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", 'CMD ["/bin/sh"]'],
-      });
-      [progress] = await Promise.all([followProgress(stream, () => undefined), tar.done]);
-    } catch (err) {
-      if (err instanceof SandboxError) throw err;
-      throw toDockerError(err, `import image ${ref}`, engine.endpoint, { image: ref });
-    }
+    const id = await importRootfs(engine, root, ref, { [IMAGE_CONTENT_LABEL]: plan.contentKey, [IMAGE_BUILD_LABEL]: "host" });
     const info = await engine.requireImage(ref);
-    return { ref, id: progress.id ?? info.Id, method: "host", reused: false, sizeBytes: info.Size, plan: summary };
+    return { ref, id: id ?? info.Id, method: "host", reused: false, sizeBytes: info.Size, plan: summary };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
