@@ -1,6 +1,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { ParseArgsConfig } from "node:util";
+import { readEnv, resolveConfigPath } from "../../harness/src/config";
 import { DeerFlowError } from "../../harness/src/errors";
 
 /** Options every command accepts. */
@@ -12,7 +13,8 @@ export const COMMON_OPTIONS = {
 
 /** Help lines of {@link COMMON_OPTIONS}. */
 export const COMMON_HELP = `  --config PATH      config.yaml to use (default: DEER_FLOW_CONFIG_PATH, ./config.yaml, ../config.yaml)
-  --data-dir PATH    where SQLite, threads and memory live (default: .deer-flow/ in the working directory)
+  --data-dir PATH    where SQLite, threads and memory live (default: DEER_FLOW_HOME, else
+                     .deer-flow/ beside the config.yaml found, else in the working directory)
   -h, --help         show this help`;
 
 /** A usage error (bad flag, missing argument): printed with the command's help hint, exit code 2. */
@@ -43,13 +45,28 @@ export interface CommonOptions {
   cwd: string;
 }
 
-/** Resolve `--config` and `--data-dir` against the working directory. */
-export function commonOptions(values: { config?: string; "data-dir"?: string }, cwd = process.cwd()): CommonOptions {
-  return {
-    configPath: values.config ? path.resolve(cwd, values.config) : undefined,
-    dataDir: path.resolve(cwd, values["data-dir"] ?? ".deer-flow"),
-    cwd,
-  };
+/**
+ * Resolve `--config` and `--data-dir` against the working directory. The data
+ * dir defaults to `DEER_FLOW_HOME`, else `.deer-flow/` beside the config.yaml
+ * the search finds (so a command run from a subdirectory of the project, where
+ * the search finds `../config.yaml`, sees the same threads), else `.deer-flow/`
+ * in the working directory.
+ */
+export function commonOptions(values: { config?: string; "data-dir"?: string }, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): CommonOptions {
+  const configPath = values.config ? path.resolve(cwd, values.config) : undefined;
+  return { configPath, dataDir: defaultDataDir(values["data-dir"], configPath, cwd, env), cwd };
+}
+
+function defaultDataDir(given: string | undefined, configPath: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string {
+  if (given) return path.resolve(cwd, given);
+  const home = readEnv("DEER_FLOW_HOME", env);
+  if (home) return path.resolve(cwd, home);
+  try {
+    return path.join(path.dirname(resolveConfigPath({ path: configPath, cwd, env })), ".deer-flow");
+  } catch {
+    // no config found: the command reports that itself; a data dir is still needed for messages and doctor
+    return path.resolve(cwd, ".deer-flow");
+  }
 }
 
 /** A failure that knows its fix: printed as its message, then `Fix: …`. */
@@ -66,6 +83,7 @@ export class FixedError extends Error {
 const FIXES: Record<string, string> = {
   config_not_found: "Run `deerflow init` to create config.yaml, or pass --config PATH.",
   config_env_missing: "Add the variable to .env (next to config.yaml) or export it, then retry. `deerflow doctor` lists every missing variable.",
+  model_unknown: "Pass one of the configured models with --model, or add the model under `models:` in config.yaml.",
   model_none_configured: "Add a model under `models:` in config.yaml (or run `deerflow init`).",
   model_auth: "Check the API key in .env (`deerflow doctor` tests it).",
   model_connection: "Is the model server reachable? Check base_url in config.yaml and your network (`deerflow doctor`).",
@@ -83,7 +101,21 @@ const FIXES: Record<string, string> = {
 
 /** The fix `describeError` prints for a typed error, if it knows one. */
 function fixOf(err: DeerFlowError): string | undefined {
-  return FIXES[err.code] ?? (err.code.startsWith("config_") ? "Fix config.yaml as described above (`deerflow doctor` checks it)." : undefined);
+  return FIXES[err.code] ?? (err.code.startsWith("config_") ? configFix(err) : undefined);
+}
+
+/**
+ * The fix of a config error names the file it is in (config.yaml, or
+ * extensions_config.json for MCP servers and skills) and, when known, the line
+ * or the keys to change.
+ */
+function configFix(err: DeerFlowError): string {
+  const d = err.details as { file?: unknown; line?: unknown; column?: unknown; issues?: Array<{ keyPath?: unknown }> };
+  const file = typeof d.file === "string" && !d.file.startsWith("<") ? d.file.replace(/ \(extensions:\)$/, "") : "config.yaml";
+  const where = typeof d.line === "number" ? ` at line ${d.line}${typeof d.column === "number" ? `, column ${d.column}` : ""}` : "";
+  const keys = (d.issues ?? []).map((i) => i.keyPath).filter((k): k is string => typeof k === "string" && k !== "");
+  const what = err.code === "config_syntax" ? `the syntax of ${file}${where}` : keys.length ? `${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ", …" : ""} in ${file}` : `${file}${where}`;
+  return `Fix ${what} as described above (\`deerflow doctor\` checks it).`;
 }
 
 /** Whether {@link describeError} prints a `Fix:` line for this typed error. */

@@ -12,6 +12,7 @@ Commands:
   doctor               check config, env vars, model reachability, sandbox, data dir
   run "task"           run one task, streaming the answer (--json for machine output)
   chat                 interactive multi-turn chat
+  threads              list the threads of this data dir (ids for --thread)
   serve                start the gateway API and web UI
   config upgrade       add new default settings to an older config.yaml
   skills <sub>         list, show, install, enable, disable, delete skills
@@ -22,7 +23,7 @@ Commands:
   provisioner          serve sandboxes to other servers (DeerFlow's provisioner API; Docker or Kubernetes)
   scripted-llm         start a scripted OpenAI-compatible server (a test double, not a model)
 
-Every command accepts --config PATH and --data-dir PATH (default .deer-flow/).
+Every command accepts --config PATH and --data-dir PATH (default .deer-flow/ beside config.yaml).
 Run "deerflow <command> --help" for details.`;
 
 type Command = (argv: string[], term: Terminal) => Promise<number | null>;
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   doctor: async () => (await import("./commands/doctor")).doctorCommand,
   run: async () => (await import("./commands/run")).runCommand,
   chat: async () => (await import("./commands/chat")).chatCommand,
+  threads: async () => (await import("./commands/threads")).threadsCommand,
   serve: async () => (await import("./commands/serve")).serveCommand,
   config: async () => (await import("./commands/config-upgrade")).configCommand,
   skills: async () => (await import("./commands/skills")).skillsCommand,

@@ -12,10 +12,10 @@ describe("deerflow chat (stdin-driven)", { timeout: 60_000 }, () => {
         "$ECHO_HUMAN_INPUT",
       ]),
     });
-    const r = await runCli(["chat", "--thread", "chat-1"], { cwd: dir, env, input: "hi there\nmake me a document\n2\n/thread\n/exit\n" });
+    const r = await runCli(["chat"], { cwd: dir, env, input: "hi there\nmake me a document\n2\n/thread\n/exit\n" });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("thread chat-1");
+    const threadId = /thread (\S+) ·/.exec(r.stdout)![1];
     expect(r.stdout).toContain("Hello human, how can I help?");
     expect(r.stdout).toContain("? ");
     expect(r.stdout).toContain("Which format do you want?");
@@ -33,7 +33,7 @@ describe("deerflow chat (stdin-driven)", { timeout: 60_000 }, () => {
       request_id: expect.any(String),
     });
     // /thread prints the id; the chat ends cleanly on /exit
-    expect(r.stdout.split("\n").some((l) => l.trim() === "chat-1")).toBe(true);
+    expect(r.stdout.split("\n").some((l) => l.trim() === threadId)).toBe(true);
   });
 
   it("ends cleanly at end of input and keeps going after a failed turn", async () => {

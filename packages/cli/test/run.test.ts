@@ -44,28 +44,29 @@ describe("deerflow run (against the scripted HTTP server)", { timeout: 60_000 },
     writeFileSync(path.join(dir, "sales.csv"), "region,amount\nnorth,10\n");
     server.push("I read the upload.");
     const before = server.requests.length;
-    const r = await runCli(["run", "Summarise the sales", "--files", "sales.csv", "--thread", "t-files"], { cwd: dir });
+    const r = await runCli(["run", "Summarise the sales", "--files", "sales.csv"], { cwd: dir });
     expect(r.code).toBe(0);
+    const threadId = /thread (\S+)/.exec(r.stdout)![1];
     expect(r.stdout).toContain("Uploaded sales.csv → /mnt/user-data/uploads/sales.csv");
     const first = JSON.stringify(server.requests[before].body);
     expect(first).toContain("<current_uploads>");
     expect(first).toContain("/mnt/user-data/uploads/sales.csv");
     expect(first).toContain("Summarise the sales");
-    expect(existsSync(path.join(dir, ".deer-flow", "users", "default", "threads", "t-files", "user-data", "uploads", "sales.csv"))).toBe(true);
+    expect(existsSync(path.join(dir, ".deer-flow", "users", "default", "threads", threadId, "user-data", "uploads", "sales.csv"))).toBe(true);
   });
 
   it("--json prints one parseable event per line, token deltas, and a final end line; --thread continues", async () => {
     const dir = tempDir();
     scriptedConfig(dir, `${server.url}/v1`);
     server.push("First reply here.", "Second reply with more words.");
-    const r1 = await runCli(["run", "one", "--json", "--thread", "thread-json"], { cwd: dir });
+    const r1 = await runCli(["run", "one", "--json"], { cwd: dir });
     expect(r1.code).toBe(0);
     const lines = r1.stdout.trim().split("\n").map((l) => JSON.parse(l));
     const deltas = lines.filter((l) => l.type === "messages-tuple" && l.data.type === "ai" && l.data.content);
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.map((d) => d.data.content).join("")).toBe("First reply here.");
-    expect(lines.at(-1)).toEqual({ type: "end", thread_id: "thread-json", text: "First reply here.", artifacts: [], usage: expect.objectContaining({ total_tokens: expect.any(Number) }) });
-    const r2 = await runCli(["run", "two", "--json", "--thread", "thread-json"], { cwd: dir });
+    expect(lines.at(-1)).toEqual({ type: "end", thread_id: expect.any(String), text: "First reply here.", artifacts: [], usage: expect.objectContaining({ total_tokens: expect.any(Number) }) });
+    const r2 = await runCli(["run", "two", "--json", "--thread", lines.at(-1).thread_id], { cwd: dir });
     const end = JSON.parse(r2.stdout.trim().split("\n").at(-1)!);
     expect(end.text).toBe("Second reply with more words.");
     const body = JSON.stringify(server.requests.at(-1)!.body);
@@ -106,24 +107,25 @@ describe("deerflow run (injected scripted agent)", { timeout: 60_000 }, () => {
         "Done: the report is in outputs.",
       ]),
     });
-    const r = await runCli(["run", "make a report", "--thread", "t-art", "--files", "data.csv", "--data-dir", "store"], { cwd: dir, env });
+    const r = await runCli(["run", "make a report", "--files", "data.csv", "--data-dir", "store"], { cwd: dir, env });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
+    const threadId = /thread (\S+)/.exec(r.stdout)![1];
     expect(r.stdout).toContain("Uploaded data.csv → /mnt/user-data/uploads/data.csv");
     expect(r.stdout).toMatch(/→ write_output\(path="report.md"/);
     expect(r.stdout).toMatch(/✓ write_output: OK: wrote/);
     expect(r.stdout).toContain("Done: the report is in outputs.");
-    const host = path.join(dir, "store", "users", "default", "threads", "t-art", "user-data", "outputs", "report.md");
+    const host = path.join(dir, "store", "users", "default", "threads", threadId, "user-data", "outputs", "report.md");
     expect(r.stdout).toContain("Artifacts:");
     expect(r.stdout).toContain(`/mnt/user-data/outputs/report.md  ${host}`);
     expect(readFileSync(host, "utf8")).toBe("# Report\n");
-    expect(existsSync(path.join(dir, "store", "users", "default", "threads", "t-art", "user-data", "uploads", "data.csv"))).toBe(true);
+    expect(existsSync(path.join(dir, "store", "users", "default", "threads", threadId, "user-data", "uploads", "data.csv"))).toBe(true);
     // no spinner escape codes when stdout is not a TTY
     expect(r.stdout).not.toMatch(/\u001b|⠋/);
 
-    const j = await runCli(["run", "again", "--thread", "t-art2", "--json", "--data-dir", "store"], { cwd: dir, env });
+    const j = await runCli(["run", "again", "--json", "--data-dir", "store"], { cwd: dir, env });
     const end = JSON.parse(j.stdout.trim().split("\n").at(-1)!);
-    expect(end).toMatchObject({ type: "end", thread_id: "t-art2", text: "Done: the report is in outputs.", artifacts: ["/mnt/user-data/outputs/report.md"] });
+    expect(end).toMatchObject({ type: "end", thread_id: expect.any(String), text: "Done: the report is in outputs.", artifacts: ["/mnt/user-data/outputs/report.md"] });
   });
 
   it("rejects bad usage with exit code 2 and a hint", async () => {

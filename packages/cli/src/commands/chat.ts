@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { buildHumanInputResponse, DeerFlowClient, findClarificationRequest } from "../../../harness/src/client";
+import { buildHumanInputResponse, findClarificationRequest } from "../../../harness/src/client";
 import type { PendingClarification } from "../../../harness/src/client";
-import { resolveAgentFactory } from "../agent-source";
 import { producedArtifacts } from "../artifacts";
+import { openCheckedClient } from "../client-setup";
 import { unknownKeysOfConfigFile } from "../../../harness/src/config";
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import { LineInput } from "../io";
@@ -24,8 +24,9 @@ Commands inside the chat:
   /exit      quit
 
 Options:
-  --thread ID        continue this thread (default: a new thread)
-  --model NAME       model from config.yaml
+  --thread ID        continue this thread (an unknown id is an error; default: a new
+                     thread). \`deerflow threads\` lists them
+  --model NAME       model from config.yaml (an unknown name is an error)
   --subagents        let the agent delegate to parallel sub-agents ("ultra")
 ${COMMON_HELP}`;
 
@@ -37,14 +38,9 @@ export async function chatCommand(argv: string[], term: Terminal): Promise<numbe
     return 0;
   }
   const common = commonOptions(values);
-  const client = new DeerFlowClient({
-    configPath: common.configPath,
-    dataDir: common.dataDir,
-    cwd: common.cwd,
-    modelName: values.model,
-    subagentEnabled: !!values.subagents,
-    agentFactory: await resolveAgentFactory(),
-  });
+  // Config, runtime, --model and --thread are checked before the prompt shows: a chat that cannot answer
+  // fails now (exit 1), not after the first message, and also when stdin is empty.
+  const client = await openCheckedClient(common, { modelName: values.model, subagentEnabled: !!values.subagents, threadId: values.thread });
   let threadId = values.thread ?? randomUUID();
   const input = new LineInput();
   let running: AbortController | undefined;

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { statSync } from "node:fs";
 import path from "node:path";
-import { DeerFlowClient } from "../../../harness/src/client";
 import type { ClientUsage } from "../../../harness/src/client";
 import type { UploadedFileInfo } from "../../../harness/src/uploads";
 import { unknownKeysOfConfigFile } from "../../../harness/src/config";
 import { mcpFailureLines } from "../../../harness/src/mcp";
-import { resolveAgentFactory } from "../agent-source";
 import { producedArtifacts } from "../artifacts";
-import { COMMON_HELP, commonOptions, describeError, parseCommand, UsageError } from "../common";
+import { openCheckedClient } from "../client-setup";
+import { COMMON_HELP, commonOptions, describeError, FixedError, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
 import { TurnRenderer } from "../render";
 import { localUserNote } from "../user-admin";
@@ -19,8 +19,10 @@ Run one task and stream the answer. Tool calls show as progress lines; the
 files the agent produced are listed (with host paths) at the end.
 
 Options:
-  --thread ID        continue this thread (default: a new thread)
-  --model NAME       model from config.yaml (default: the first model)
+  --thread ID        continue this thread (an unknown id is an error; default: a new
+                     thread). \`deerflow threads\` lists them
+  --model NAME       model from config.yaml (default: the first model; an unknown
+                     name is an error listing the configured ones)
   --plan             plan mode (the agent keeps a todo list)
   --subagents        let the agent delegate to parallel sub-agents ("ultra");
                      their progress shows as nested lines
@@ -48,21 +50,10 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
   const common = commonOptions(values);
   const json = !!values.json;
   const emit = (obj: unknown) => term.line(JSON.stringify(obj));
-  const client = new DeerFlowClient({
-    configPath: common.configPath,
-    dataDir: common.dataDir,
-    cwd: common.cwd,
-    modelName: values.model,
-    planMode: !!values.plan,
-    subagentEnabled: !!values.subagents,
-    agentFactory: await resolveAgentFactory(),
-  });
-  // The runtime (stores, sandbox provider) opens before the run starts: a config it refuses, such as
-  // an unsupported sandbox.use, ends the command here with the reason instead of as a failed run.
-  await client.runtime().catch(async (err: unknown) => {
-    await client.close();
-    throw err;
-  });
+  const files = values.files ? checkedFiles(values.files, common.cwd) : undefined;
+  // Config, runtime (stores, sandbox provider), --model and --thread are checked before anything is printed:
+  // a config it refuses ends the command here with the reason instead of as a failed run.
+  const client = await openCheckedClient(common, { modelName: values.model, planMode: !!values.plan, subagentEnabled: !!values.subagents, threadId: values.thread });
   for (const k of unknownKeysOfConfigFile({ path: common.configPath, cwd: common.cwd })) term.error(`Warning: ${k.message}`);
   const threadId = values.thread ?? randomUUID();
   const controller = new AbortController();
@@ -72,7 +63,6 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
   const renderer = new TurnRenderer(json ? quietTerminal(term) : term);
   let usage: ClientUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   try {
-    const files = values.files ? values.files.split(",").map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(common.cwd, f)) : undefined;
     if (!json) {
       term.line(term.style("gray", `thread ${threadId}`));
       const note = localUserNote(common);
@@ -118,6 +108,21 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
     for (const line of mcpFailureLines((await client.runtime().catch(() => undefined))?.extensions.mcp)) term.error(line);
     await client.close();
   }
+}
+
+/** The `--files` paths, resolved; a missing or unreadable one is an error naming it before anything runs. */
+function checkedFiles(list: string, cwd: string): string[] {
+  const files = list.split(",").map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(cwd, f));
+  for (const file of files) {
+    let isFile = false;
+    try {
+      isFile = statSync(file).isFile();
+    } catch {
+      throw new FixedError(`--files: ${file} does not exist.`, "Check the path (relative paths are taken from the working directory; separate several files with commas).");
+    }
+    if (!isFile) throw new FixedError(`--files: ${file} is not a file.`, "Pass files, not directories (separate several with commas).");
+  }
+  return files;
 }
 
 /** A terminal whose stdout writes are dropped (used by --json so only JSON reaches stdout). */

@@ -1,5 +1,15 @@
 import { runScriptedLLMServerCli } from "../../../harness/src/testing/scripted-http";
+import { FixedError } from "../common";
 import type { Terminal } from "../io";
+import { systemFix } from "./serve-errors";
+
+/** The `--port` of the arguments (8787 when not given), for the message of a port that cannot be bound. */
+function requestedPort(args: readonly string[]): number {
+  const at = args.findIndex((a) => a === "--port" || a.startsWith("--port="));
+  if (at < 0) return 8787;
+  const value = args[at].includes("=") ? args[at].split("=")[1] : args[at + 1];
+  return Number(value);
+}
 
 /** Help of `deerflow scripted-llm`. */
 export const SCRIPTED_LLM_HELP = `Usage: deerflow scripted-llm [--port N] [--script steps.json | --demo] [--quiet]
@@ -32,7 +42,15 @@ export async function scriptedLlmCommand(argv: string[], term: Terminal): Promis
     else if (argv[i].startsWith("--config=") || argv[i].startsWith("--data-dir=")) continue;
     else args.push(argv[i]);
   }
-  const server = await runScriptedLLMServerCli(args, (l) => term.line(l));
+  const server = await runScriptedLLMServerCli(args, (l) => term.line(l)).catch((err: unknown) => {
+    // a busy or forbidden port says which port and what to do, as `serve` does; a missing script names the file
+    const sys = err as Error & { code?: string; port?: number; address?: string; syscall?: string; path?: string };
+    if (sys.code === "ENOENT" && sys.path) throw new FixedError(`--script: ${sys.path} does not exist.`, "Pass the path of a JSON array of script steps (relative to the working directory), or leave out --script.", { cause: err });
+    const listening = sys.syscall === "listen" || sys.syscall === "bind" || sys.code === "EADDRINUSE";
+    const at = { host: sys.address ?? "127.0.0.1", port: sys.port ?? requestedPort(args), dataDir: "", command: "scripted-llm" };
+    const fix = listening ? systemFix(sys, at) : undefined;
+    throw fix ? new FixedError(`Cannot listen on ${at.host}:${at.port}.`, fix, { cause: err }) : err;
+  });
   if (!server) return 0;
   const stop = async () => {
     await server.close();

@@ -15,6 +15,8 @@ export interface ServeTarget {
   host: string;
   port: number;
   dataDir: string;
+  /** The command that listens, named in the port-in-use fix (default `serve`). */
+  command?: string;
 }
 
 interface SystemError extends Error {
@@ -41,11 +43,15 @@ function within(dir: string, p: string | undefined): boolean {
   return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
-/** The fix for an operating-system error while starting, or undefined when it is not one `serve` knows. */
-function systemFix(err: SystemError, at: ServeTarget): string | undefined {
+/**
+ * The fix for an operating-system error while starting (binding the port,
+ * preparing the data dir), or undefined when it is not one we know. Also used
+ * by `scripted-llm`, which binds a port too.
+ */
+export function systemFix(err: SystemError, at: ServeTarget): string | undefined {
   if (err.syscall === "listen" || err.syscall === "bind" || err.code === "EADDRINUSE") {
     if (err.code === "EADDRINUSE") {
-      return `Port ${at.port} on ${at.host} is already in use (another \`deerflow serve\`, or another program). Stop that one, or pick another port with --port N (--port 0 takes a free one).`;
+      return `Port ${at.port} on ${at.host} is already in use (another \`deerflow ${at.command ?? "serve"}\`, or another program). Stop that one, or pick another port with --port N (--port 0 takes a free one).`;
     }
     if (err.code === "EACCES" || err.code === "EPERM") {
       return `This user may not listen on port ${at.port}${at.port < 1024 ? " (ports below 1024 need privileges)" : ""}. Use another port with --port N, e.g. the default 2026.`;

@@ -80,6 +80,20 @@ export function resolveModelEntry(
 }
 
 /**
+ * The error for a requested model name that is not configured: one wording for
+ * the CLI (`--model`) and the gateway (`model_name` in `context` or
+ * `configurable`), listing the names that are. Undefined when the name is
+ * configured (or there is no model list to check it against).
+ */
+export function unknownModelError(name: string, models: ReadonlyArray<{ name: string }>): ModelConfigError | undefined {
+  if (!models.length || models.some((m) => m.name === name)) return undefined;
+  return new ModelConfigError(
+    `Model "${name}" is not configured. Configured models: ${models.map((m) => m.name).join(", ")} (under \`models:\` in config.yaml).`,
+    { code: "model_unknown", details: { model_name: name, configured: models.map((m) => m.name) } },
+  );
+}
+
+/**
  * Create the chat model named `name` from the app config, applying DeerFlow's
  * resolution chain and thinking rules. Thinking requested explicitly on a
  * model without `supports_thinking` is downgraded with a warning.

@@ -3,7 +3,7 @@ export { isReasoningEffort, REASONING_EFFORTS } from "./types";
 export { AIMessageAccumulator, collectModelStream } from "./accumulate";
 export { AiSdkChatModel, mergeSettings } from "./ai-sdk-chat-model";
 export type { AiSdkChatModelOptions, SettingsMapper } from "./ai-sdk-chat-model";
-export { createChatModel, resolveModelEntry } from "./factory";
+export { createChatModel, resolveModelEntry, unknownModelError } from "./factory";
 export type { CreateChatModelOptions, CreatedChatModel, ResolvedModelConfig } from "./factory";
 export { buildProviderChatModel } from "./provider-factory";
 export type { BuildProviderOptions } from "./provider-factory";

@@ -1,4 +1,4 @@
-import { Command, coerceMessage, readRuntimeOptions, ValidationError } from "@deerflow/harness";
+import { Command, coerceMessage, readRuntimeOptions, unknownModelError, ValidationError } from "@deerflow/harness";
 import type { ModelEntry, RunInput, RunRequest, RunSettings, StreamMode } from "@deerflow/harness";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -135,9 +135,13 @@ export function toRunRequest(req: RunCreateRequest, at: RunRequestContext): RunR
     if (source[key] !== undefined) context[key] = source[key];
   }
   if (agentName) context.agent_name = agentName;
-  const modelName = context.model_name;
-  if (modelName !== undefined && at.models.length && !at.models.some((m) => m.name === modelName)) {
-    throw new HttpError(400, `Model '${String(modelName)}' is not in the configured model allowlist`);
+  // One rule for a requested model wherever it is given (context, config.context or config.configurable):
+  // a name that is not configured is a 400 listing the configured ones, never a silent fallback.
+  for (const requested of [context.model_name, configurable.model_name]) {
+    if (requested === undefined || requested === null) continue;
+    const unknown = unknownModelError(String(requested), at.models);
+    // DeerFlow's wording first (clients match on it), then the names that would work
+    if (unknown) throw new HttpError(400, `Model '${String(requested)}' is not in the configured model allowlist. Configured models: ${at.models.map((m) => m.name).join(", ")}`);
   }
   Object.assign(configurable, context, { thread_id: threadId });
   // The run's identity is the server's: the caller (signed-in user) and ids it assigned, never the request's.

@@ -61,7 +61,11 @@ describe("REST endpoints the web UI calls on load", () => {
     await postJson(`${gw.url}/api/threads`, { thread_id: "mt" });
     const r = await postJson(`${gw.url}/api/threads/mt/runs/stream`, { input: { messages: [] }, context: { model_name: "ghost" } });
     expect(r.status).toBe(400);
-    expect(await r.json()).toEqual({ detail: "Model 'ghost' is not in the configured model allowlist" });
+    expect(await r.json()).toEqual({ detail: "Model 'ghost' is not in the configured model allowlist. Configured models: m1" });
+    // the same rule for configurable.model_name (it used to fall back to the default model silently)
+    const c = await postJson(`${gw.url}/api/threads/mt/runs/stream`, { input: { messages: [] }, config: { configurable: { model_name: "ghost2" } } });
+    expect(c.status).toBe(400);
+    expect(await c.json()).toEqual({ detail: "Model 'ghost2' is not in the configured model allowlist. Configured models: m1" });
   });
 
   it("serves the SPA with index.html fallback outside /api", async () => {
