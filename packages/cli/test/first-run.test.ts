@@ -120,6 +120,26 @@ describe("first run: every mistake is reported before anything starts", { timeou
     expect(r.stderr).not.toContain("Fix config.yaml");
   });
 
+  it("a dead local model server: one quick retry, then an error naming its base_url and deerflow doctor", async () => {
+    const free = net.createServer();
+    await new Promise<void>((resolve) => free.listen(0, "127.0.0.1", resolve));
+    const port = (free.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const dir = project(`http://127.0.0.1:${port}/v1`);
+    const r = await runCli(["run", "hello", "--json"], { cwd: dir });
+    expect(r.code).toBe(1);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; data?: { type?: string; content?: string } });
+    const retries = events.filter((e) => e.type === "custom" && e.data?.type === "llm_retry");
+    expect(retries).toHaveLength(1);
+    const answer = events.filter((e) => e.type === "messages-tuple" && e.data?.type === "ai").map((e) => e.data!.content).join("");
+    expect(answer).toContain(`http://127.0.0.1:${port}/v1`);
+    expect(answer).toContain("deerflow doctor");
+    expect(answer).not.toContain("temporarily unavailable");
+    expect(r.stderr).toContain(`the model server at http://127.0.0.1:${port}/v1 refused the connection`);
+    expect(r.stderr).toContain("Fix: Start the model server");
+    expect(r.stdout + r.stderr).not.toContain("ECONNREFUSED");
+  });
+
   it("scripted-llm on a busy port says which port and what to do (no raw EADDRINUSE)", async () => {
     const busy = net.createServer();
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));

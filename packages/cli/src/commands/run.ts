@@ -99,7 +99,9 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
     return 0;
   } catch (err) {
     renderer.finish();
-    const reason = describeError(err);
+    let reason = describeError(err);
+    // a model server that refused the connection (the run's error names its base_url) has a known fix
+    if (reason.startsWith("unreachable: ")) reason += "\nFix: Start the model server, or correct base_url in config.yaml (`deerflow doctor` checks it).";
     if (json) emit({ type: "error", thread_id: threadId, message: reason });
     term.error(`Run failed: ${reason}`);
     return controller.signal.aborted ? 130 : 1;

@@ -2,7 +2,7 @@ import { ModelCallError } from "../errors";
 import { redactSecretText } from "../persistence/redact";
 
 /** Why a model call failed, as LLMErrorHandling classifies it. */
-export type LLMErrorReason = "quota" | "auth" | "burst_rate" | "transient" | "busy" | "generic";
+export type LLMErrorReason = "quota" | "auth" | "burst_rate" | "transient" | "busy" | "unreachable" | "generic";
 
 /** HTTP statuses retried as transient. */
 export const RETRIABLE_STATUS_CODES: ReadonlySet<number> = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
@@ -114,6 +114,8 @@ export function classifyModelError(err: unknown): { retriable: boolean; reason: 
   }
   if (kind === "auth" || matchesAny(detail, AUTH_PATTERNS)) return { retriable: false, reason: "auth" };
   if (matchesAny(detail, BURST_PATTERNS) || matchesAny(code, BURST_PATTERNS)) return { retriable: true, reason: "burst_rate" };
+  // A refused connection to a server on this machine means it is not running: one quick retry, not a backoff.
+  if (err instanceof ModelCallError && code === "connection_refused" && err.details.local === true) return { retriable: true, reason: "unreachable" };
   if (kind && TRANSIENT_KINDS.has(kind)) return { retriable: true, reason: "transient" };
   if (err instanceof Error && TRANSIENT_ERROR_NAMES.has(err.name)) return { retriable: true, reason: "transient" };
   const status = errorStatus(err);

@@ -51,7 +51,10 @@ export interface LLMErrorHandlingOptions {
 }
 
 /** Reason-specific retry budgets (can only tighten `retry_max_attempts`). */
-const REASON_RETRY_BUDGETS: Partial<Record<LLMErrorReason, number>> = { burst_rate: 2 };
+const REASON_RETRY_BUDGETS: Partial<Record<LLMErrorReason, number>> = { burst_rate: 2, unreachable: 2 };
+
+/** Wait before the one retry of a refused local connection (a server just starting gets this long). */
+const UNREACHABLE_RETRY_MS = 250;
 
 /** Text shown when the circuit breaker fast-fails a call. */
 export const CIRCUIT_OPEN_TEXT =
@@ -66,6 +69,8 @@ export function llmErrorUserMessage(reason: LLMErrorReason | string, detail: str
       return "The configured LLM provider rejected the request because authentication or access is invalid. Please check the provider credentials and try again.";
     case "burst_rate":
       return "The configured LLM provider is temporarily throttling requests because the request rate increased too quickly (burst-rate limit). Please wait a moment and try again.";
+    case "unreachable":
+      return `The model server is not reachable: ${detail} Start it, or correct base_url in config.yaml; \`deerflow doctor\` checks it.`;
     case "busy":
     case "transient":
       return "The configured LLM provider is temporarily unavailable after multiple retries. Please wait a moment and continue the conversation.";
@@ -78,7 +83,7 @@ export function llmErrorUserMessage(reason: LLMErrorReason | string, detail: str
 export function llmRetryMessage(attempt: number, maxAttempts: number, waitMs: number, reason: string): string {
   const seconds = Math.max(1, Math.round(waitMs / 1000));
   const reasonText =
-    reason === "busy" ? "provider is busy" : reason === "burst_rate" ? "provider is throttling request burst rate" : "provider request failed temporarily";
+    reason === "busy" ? "provider is busy" : reason === "unreachable" ? "model server refused the connection" : reason === "burst_rate" ? "provider is throttling request burst rate" : "provider request failed temporarily";
   return `LLM request retry ${attempt}/${maxAttempts}: ${reasonText}. Retrying in ${seconds}s.`;
 }
 
@@ -179,6 +184,7 @@ export function createLLMErrorHandlingMiddleware(options: LLMErrorHandlingOption
   const nextDelay = (prev: number | null, err: unknown, reason: LLMErrorReason): number => {
     const after = retryAfterMs(err);
     if (after !== undefined) return after;
+    if (reason === "unreachable") return Math.min(UNREACHABLE_RETRY_MS, cfg.retry_base_delay_ms);
     const base = reason === "burst_rate" ? cfg.burst_retry_base_delay_ms : cfg.retry_base_delay_ms;
     const cap = cfg.retry_cap_delay_ms;
     const seed = prev ?? base;

@@ -46,6 +46,8 @@ export interface AiSdkChatModelOptions {
    * proxy may quote them in prose that no credential pattern recognises.
    */
   secrets?: readonly string[];
+  /** The endpoint the model calls: named in a refused connection's error (credentials in it are masked). */
+  baseUrl?: string;
 }
 
 /** Merge default and per-call settings (call wins; provider options merge deeply). */
@@ -147,7 +149,7 @@ export class AiSdkChatModel implements ChatModel {
     };
     const fail = (err: unknown): unknown => {
       if (outer?.aborted) return outer.reason ?? err;
-      return toModelCallError(err, { provider: o.provider, model: o.modelName, timedOut, timeoutMs, secrets: o.secrets });
+      return toModelCallError(err, { provider: o.provider, model: o.modelName, timedOut, timeoutMs, secrets: o.secrets, baseUrl: o.baseUrl });
     };
 
     const call: LanguageModelV3CallOptions = {

@@ -85,12 +85,13 @@ export function resolveModelEntry(
  * `configurable`), listing the names that are. Undefined when the name is
  * configured (or there is no model list to check it against).
  */
-export function unknownModelError(name: string, models: ReadonlyArray<{ name: string }>): ModelConfigError | undefined {
-  if (!models.length || models.some((m) => m.name === name)) return undefined;
-  return new ModelConfigError(
-    `Model "${name}" is not configured. Configured models: ${models.map((m) => m.name).join(", ")} (under \`models:\` in config.yaml).`,
-    { code: "model_unknown", details: { model_name: name, configured: models.map((m) => m.name) } },
-  );
+export function unknownModelError(name: string, models: ReadonlyArray<object>): ModelConfigError | undefined {
+  const names = models.map((m) => String((m as { name?: unknown }).name));
+  if (!names.length || names.includes(name)) return undefined;
+  return new ModelConfigError(`Model "${name}" is not configured. Configured models: ${names.join(", ")} (under \`models:\` in config.yaml).`, {
+    code: "model_unknown",
+    details: { model_name: name, configured: names },
+  });
 }
 
 /**

@@ -75,6 +75,37 @@ export interface ErrorContext {
   timeoutMs?: number;
   /** Known credential values (the configured key) to scrub from the error text besides the recognised shapes. */
   secrets?: readonly string[];
+  /** The endpoint called (named in a refused connection's error, credentials masked). */
+  baseUrl?: string;
+}
+
+/** True when `err` or one of its causes is a refused TCP connection (nothing listens there). */
+export function isConnectionRefused(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; cur && depth < 5; depth++) {
+    const e = cur as { message?: unknown; code?: unknown; cause?: unknown; errors?: unknown };
+    if (e.code === "ECONNREFUSED" || (typeof e.message === "string" && /ECONNREFUSED/.test(e.message))) return true;
+    // happy-eyeballs tries ::1 and 127.0.0.1: an AggregateError holds one refusal per address
+    if (Array.isArray(e.errors) && e.errors.some((x) => (x as { code?: unknown })?.code === "ECONNREFUSED")) return true;
+    cur = e.cause;
+  }
+  return false;
+}
+
+/** The base_url with any user:password replaced by `***`. */
+function maskedBaseUrl(url: string): string {
+  return url.replace(/\/\/[^/@\s]*@/, "//***@");
+}
+
+/** Whether a base_url points at this machine (a server that refuses there is not running: no point waiting). */
+export function isLocalBaseUrl(url: string | undefined): boolean {
+  if (!url) return false;
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127\./.test(host) || host === "0.0.0.0";
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -120,6 +151,16 @@ export function toModelCallError(err: unknown, ctx: ErrorContext): ModelCallErro
 
 function buildModelCallError(err: unknown, ctx: ErrorContext): ModelCallError {
   const label = `${ctx.provider} model "${ctx.model}"`;
+  if (!ctx.timedOut && isConnectionRefused(err)) {
+    // Nothing listens at base_url: say where, without the socket error's code (it reads as a crash).
+    const where = ctx.baseUrl ? maskedBaseUrl(ctx.baseUrl) : "its base_url";
+    return new ModelCallError(`${label}: the model server at ${where} refused the connection (nothing is listening there).`, {
+      kind: "connection",
+      providerCode: "connection_refused",
+      details: { base_url: ctx.baseUrl ? maskedBaseUrl(ctx.baseUrl) : undefined, local: isLocalBaseUrl(ctx.baseUrl) },
+      cause: err,
+    });
+  }
   if (ctx.timedOut) {
     return new ModelCallError(`${label} timed out after ${ctx.timeoutMs ?? "?"} ms without a response.`, { kind: "timeout", cause: err });
   }

@@ -177,6 +177,7 @@ export function buildProviderChatModel(
     streamIdleTimeoutMs: chunkTimeoutSec !== undefined ? chunkTimeoutSec * 1000 : undefined,
     leadingSystemOnly: spec.family === "anthropic",
     mapSettings,
+    baseUrl,
     // every header value counts: a custom auth header's name says nothing about it being one
     secrets: [apiKey, ...Object.values(headers)].filter((v): v is string => typeof v === "string" && v.length > 0),
   });
