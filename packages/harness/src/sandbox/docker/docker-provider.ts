@@ -18,7 +18,7 @@ import { ContainerEgress } from "./container-egress";
 import { findBinary } from "../bwrap/find-binary";
 import { EgressPolicy } from "../network/policy";
 import type { HostResolver } from "../../web-research/ssrf-guard";
-import { currentOwner, ownerIsDead, reclaimOrphans } from "./orphans";
+import { currentOwner, ownerIsDead, reclaimOrphans, reclaimPoolDirs } from "./orphans";
 import { WarmPool } from "./warm-pool";
 
 /** `sandbox.use` values that select the Docker provider (DeerFlow's AIO sandbox class paths and ours). */
@@ -30,6 +30,9 @@ export const DOCKER_PROVIDER_NAMES = new Set([
 
 /** Image used when `sandbox.image` is not set (built by `deerflow sandbox image build`). */
 export const DEFAULT_DOCKER_IMAGE = "deerflow-sandbox:latest";
+
+/** Directory under the data dir holding the warm pool's slot dirs, one subdirectory per provider instance. */
+export const POOL_DIR = "sandbox-pool";
 
 /** Longest gap between two idle / orphan sweeps. */
 export const MAX_SWEEP_INTERVAL_MS = 60_000;
@@ -64,8 +67,8 @@ interface Entry {
   creating?: Promise<string>;
   /** The container belongs to another live process (same thread on another server): used, never removed. */
   adopted: boolean;
-  /** Identity (dev:ino) of the skills dir the container binds; the view is swapped by rename on changes. */
-  skillsIdentity?: string;
+  /** Identity (dev:ino) of every directory the container binds, when it was created (see {@link bindIdentity}). */
+  bindIdentity?: string;
   released: boolean;
   /** This sandbox's egress proxy and forwarder (allowlist / open modes). */
   egress?: ContainerEgress;
@@ -133,10 +136,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (this.config.replicas > 0) {
       this.pool = new WarmPool({
         engine: this.engine,
-        baseDir: options.baseDir,
+        dir: path.join(options.baseDir, POOL_DIR, this.owner.instanceId),
         prefix: this.config.container_prefix,
         owner: this.chownDirs ? this.runAs : undefined,
         spec: (name, dirs) => this.spec(name, "pool", dirs),
+        wanted: () => this.idleEntries().length + (this.pool?.ready ?? 0) < this.config.replicas,
         log: options.log,
       });
     }
@@ -253,7 +257,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     await entry.sandbox.init();
     if (warm) {
       entry.containerId = warm;
-      entry.skillsIdentity = await this.skillsIdentity(skillsPath);
+      entry.bindIdentity = await this.bindIdentity(entry);
     }
     try {
       await this.ensure(entry);
@@ -264,19 +268,34 @@ export class DockerSandboxProvider implements SandboxProvider {
     return entry;
   }
 
-  private async skillsIdentity(p: string | undefined): Promise<string> {
-    if (!p) return "none";
-    const s = await stat(p).catch(() => undefined);
-    return s ? `${s.dev}:${s.ino}` : "missing";
+  /**
+   * dev:ino of the thread dirs and the skills dir. A bind follows the directory it was made from, so when one is
+   * replaced — the skills view is rebuilt and swapped in by rename, a deleted thread's dirs are made anew — the
+   * container would show the old one: it is recreated before the next command.
+   */
+  private async bindIdentity(entry: Entry): Promise<string> {
+    const { workspace, uploads, outputs } = entry.sandbox.dirs;
+    const skills = entry.sandbox.skillsHostPath;
+    const ids = await Promise.all(
+      [workspace, uploads, outputs, skills].map(async (p) => {
+        if (!p) return "none";
+        const s = await stat(p).catch(() => undefined);
+        return s ? `${s.dev}:${s.ino}` : "missing";
+      }),
+    );
+    return ids.join("/");
   }
 
   /** A running container for `entry`: the current one, or a new one (after a loss or a skills view swap). */
   private async ensure(entry: Entry): Promise<string> {
     if (entry.released) throw new SandboxError(`Sandbox ${entry.id} was released`, { code: "sandbox_unavailable" });
     if (entry.containerId && entry.sandbox.inFlight <= 1 && !entry.adopted) {
-      // The skills view is rebuilt and swapped in by rename: the bind still shows the old one. Recreate when no other command runs.
-      const now = await this.skillsIdentity(entry.sandbox.skillsHostPath);
-      if (entry.skillsIdentity !== undefined && now !== entry.skillsIdentity) this.lost(entry, entry.containerId);
+      // A bound directory was replaced (see bindIdentity): recreate, when no other command runs in the container.
+      const now = await this.bindIdentity(entry);
+      if (entry.bindIdentity !== undefined && now !== entry.bindIdentity) {
+        if (now.includes("missing")) await entry.sandbox.recreateDirs();
+        this.lost(entry, entry.containerId);
+      }
     }
     let id = entry.containerId;
     if (!id) {
@@ -310,7 +329,7 @@ export class DockerSandboxProvider implements SandboxProvider {
       entry.stale = undefined;
     }
     const skillsPath = entry.sandbox.skillsHostPath;
-    const identity = await this.skillsIdentity(skillsPath);
+    const identity = await this.bindIdentity(entry);
     const spec = this.spec(entry.name, "thread", { ...entry.sandbox.dirs, skills: skillsPath }, { userId: entry.userId, threadId: entry.threadId });
     let containerId: string | undefined;
     for (let attempt = 0; containerId === undefined; attempt++) {
@@ -340,7 +359,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     }
     this.poolBroken = false;
     entry.adopted = false;
-    entry.skillsIdentity = identity;
+    entry.bindIdentity = identity;
     entry.containerId = containerId;
     return containerId;
   }
@@ -392,6 +411,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     try {
       const removed = await reclaimOrphans(this.engine, this.owner);
       if (removed.length) this.log(`removed ${removed.length} container(s) left by a dead server process: ${removed.join(", ")}`);
+      await reclaimPoolDirs(this.engine, path.join(this.options.baseDir, POOL_DIR), this.owner.instanceId);
     } catch (err) {
       this.log(`orphan check failed: ${(err as Error).message}`);
     }
@@ -414,7 +434,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   private async balance(): Promise<void> {
     if (this.closed) return;
     const replicas = this.config.replicas;
-    while (this.idleEntries().length + (this.pool?.size ?? 0) > replicas) {
+    // Ready slots only: one still being created checks `wanted` when it is done.
+    while (this.idleEntries().length + (this.pool?.ready ?? 0) > replicas) {
       if (this.pool && (await this.pool.evictOne())) continue;
       const oldest = this.idleEntries()[0];
       if (!oldest) break;
@@ -436,7 +457,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   private async refill(): Promise<void> {
     if (!this.pool || this.poolBroken || this.closed) return;
     const room = this.config.replicas - this.idleEntries().length;
-    if (room <= this.pool.size) return;
+    const skills0 = this.skillsFor(this.lastUser);
+    if (room <= this.pool.size && this.pool.fits(skills0 && existsSync(skills0) ? skills0 : undefined)) return;
     try {
       await this.engine.requireImage(this.image);
     } catch (err) {
@@ -445,7 +467,9 @@ export class DockerSandboxProvider implements SandboxProvider {
       return;
     }
     const skills = this.skillsFor(this.lastUser);
-    await this.pool.fill(room, skills && existsSync(skills) ? skills : undefined);
+    const fits = skills && existsSync(skills) ? skills : undefined;
+    await this.pool.evictMismatched(fits);
+    await this.pool.fill(room, fits);
   }
 
   /** Remove every container this instance started (pool slots, idle and leased sandboxes). */

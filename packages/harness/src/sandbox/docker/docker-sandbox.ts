@@ -71,6 +71,12 @@ export class DockerSandbox extends MappedSandbox {
     return this.prepared;
   }
 
+  /** Make the thread dirs again (they were deleted under a live sandbox, e.g. with the thread). */
+  async recreateDirs(): Promise<void> {
+    this.prepared = undefined;
+    await this.init();
+  }
+
   /**
    * Run `command` via exec in the container (as the sandbox uid, in the
    * workspace), with the bubblewrap tier's timeout, output cap, cancellation

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { readdir, rm, stat } from "node:fs/promises";
+import path from "node:path";
 import os from "node:os";
 import { LABELS, MANAGED_BY } from "./container-spec";
 import type { OwnerIdentity } from "./container-spec";
@@ -54,4 +56,22 @@ export async function reclaimOrphans(engine: DockerEngine, self: OwnerIdentity):
     if (await engine.removeContainer(c.id)) removed.push(c.name);
   }
   return removed;
+}
+
+/** A pool directory of another instance is only removed once it is this old and that instance has no container left. */
+const STALE_POOL_DIR_MS = 10 * 60_000;
+
+/**
+ * Remove the warm-pool slot dirs (`{root}/{instance id}`) of provider instances that are gone: older than
+ * 10 minutes (a live instance may be creating its first slot) and without any container left.
+ */
+export async function reclaimPoolDirs(engine: DockerEngine, root: string, selfInstance: string): Promise<void> {
+  const names = await readdir(root).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name === selfInstance || !/^[0-9a-f]{16}$/.test(name)) continue;
+    const s = await stat(path.join(root, name)).catch(() => undefined);
+    if (!s || Date.now() - s.mtimeMs < STALE_POOL_DIR_MS) continue;
+    if ((await engine.listContainers({ [LABELS.instance]: name })).length) continue;
+    await rm(path.join(root, name), { recursive: true, force: true });
+  }
 }

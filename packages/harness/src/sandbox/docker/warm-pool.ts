@@ -11,7 +11,7 @@ import type { DockerEngine } from "./engine";
 interface Slot {
   name: string;
   containerId: string;
-  /** `{baseDir}/sandbox-pool/{slot}`; its `user-data` becomes the thread's. */
+  /** `{baseDir}/sandbox-pool/{instance}/{slot}`; its `user-data` becomes the thread's. */
   root: string;
   /** Host skills dir bound into it (slots only fit threads with the same one). */
   skills?: string;
@@ -20,19 +20,22 @@ interface Slot {
 /** Options of {@link WarmPool}. */
 export interface WarmPoolOptions {
   engine: DockerEngine;
-  baseDir: string;
+  /** Parent of the slot dirs: `{baseDir}/sandbox-pool/{instance id}` (same filesystem as the thread dirs, for rename). */
+  dir: string;
   prefix: string;
   /** Owner of the slot dirs (service running as root). */
   owner?: { uid: number; gid: number };
   /** Create options of a slot container over these dirs. */
   spec(name: string, dirs: ContainerDirs): ContainerCreateOptions;
+  /** Asked when a slot is ready: false drops it (room under `replicas` went to idle threads meanwhile). */
+  wanted?(): boolean;
   log?(message: string): void;
 }
 
 /**
  * Pre-created containers for threads that have no directory yet. Bind mounts
  * are fixed when a container is created, so a slot binds directories of its
- * own — `{baseDir}/sandbox-pool/{slot}/user-data/{workspace,uploads,outputs}`
+ * own — `{baseDir}/sandbox-pool/{instance}/{slot}/user-data/{workspace,uploads,outputs}`
  * — and handing it to a new thread MOVES that `user-data` directory to the
  * thread's place with one rename(2): a bind mount follows the directory, not
  * its path, so the running container now sees exactly the thread's files,
@@ -55,6 +58,16 @@ export class WarmPool {
   /** Slots ready plus being created. */
   get size(): number {
     return this.slots.length + this.filling;
+  }
+
+  /** Slots ready now (in-flight creations excluded). */
+  get ready(): number {
+    return this.slots.length;
+  }
+
+  /** Whether every ready slot binds `skills`. */
+  fits(skills: string | undefined): boolean {
+    return this.slots.every((s) => s.skills === skills);
   }
 
   /** Names of the ready slots (tests, diagnostics). */
@@ -100,7 +113,8 @@ export class WarmPool {
       this.filling++;
       const job: Promise<void> = this.createSlot(skills)
         .then(async (slot) => {
-          if (this.closed) await this.destroy(slot);
+          // Counted as ready from here on, so `wanted` sees the slots already kept.
+          if (this.closed || (this.opts.wanted && !this.opts.wanted())) await this.destroy(slot);
           else this.slots.push(slot);
         })
         .catch((err: unknown) => this.opts.log?.(`[deerflow] sandbox: warm pool container not created: ${(err as Error).message}`))
@@ -117,7 +131,7 @@ export class WarmPool {
   private async createSlot(skills: string | undefined): Promise<Slot> {
     const id = randomBytes(6).toString("hex");
     const name = `${this.opts.prefix}-pool-${id}`;
-    const root = path.join(this.opts.baseDir, "sandbox-pool", id);
+    const root = path.join(this.opts.dir, id);
     const userData = path.join(root, "user-data");
     const dirs: ThreadDirs = { userData, workspace: path.join(userData, "workspace"), uploads: path.join(userData, "uploads"), outputs: path.join(userData, "outputs") };
     await ensureThreadDirs(dirs, this.opts.owner);
@@ -146,11 +160,19 @@ export class WarmPool {
     return true;
   }
 
+  /** Remove the ready slots made for another skills dir (the pool follows the user who acquired last). */
+  async evictMismatched(skills: string | undefined): Promise<void> {
+    const stale = this.slots.filter((s) => s.skills !== skills);
+    for (const slot of stale) this.slots.splice(this.slots.indexOf(slot), 1);
+    await Promise.all(stale.map((s) => this.destroy(s)));
+  }
+
   /** Remove every slot (shutdown). */
   async drain(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.inflight]);
     const all = this.slots.splice(0);
     await Promise.all(all.map((s) => this.destroy(s)));
+    await rmdir(this.opts.dir).catch(() => {});
   }
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, utimesSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
@@ -127,9 +127,19 @@ describe.skipIf(!enabled)("Docker provider lifecycle (real Docker)", () => {
     const alive = await engine.createContainer({ Image: image, name: `${tag}-alive`, Cmd: ["/bin/sh", "-c", "sleep 3600"], Labels: { ...labels(String(process.pid), `${tag}-b`), "deerflow.test": tag } });
     try {
       const fx = make();
+      // The slot dirs of a dead instance (old, no container left) go too; a fresh one may be a live instance's first slot.
+      const staleDir = path.join(fx.baseDir, "sandbox-pool", "00000000deadbeef");
+      const freshDir = path.join(fx.baseDir, "sandbox-pool", "00000000cafef00d");
+      mkdirSync(path.join(staleDir, "slot", "user-data"), { recursive: true });
+      mkdirSync(freshDir, { recursive: true });
+      const old = new Date(Date.now() - 3600_000);
+      utimesSync(staleDir, old, old);
+      await fx.provider.sweep();
       await fx.provider.settled();
       expect(await engine.inspectContainer(orphan)).toBeNull();
       expect(await engine.inspectContainer(alive)).not.toBeNull();
+      expect(existsSync(staleDir)).toBe(false);
+      expect(existsSync(freshDir)).toBe(true);
     } finally {
       removeLabelled("deerflow.test", tag);
     }
@@ -171,6 +181,7 @@ describe.skipIf(!enabled)("Docker provider lifecycle (real Docker)", () => {
     await fx.provider.shutdown();
     expect(listLabelled(LABELS.instance, fx.provider.owner.instanceId)).toEqual([]);
     await expect(fx.provider.acquire("s3")).rejects.toThrow(/shut down/);
-    expect(existsSync(path.join(fx.baseDir, "sandbox-pool"))).toBe(true);
+    // The pool's slot dirs went with its containers.
+    expect(existsSync(path.join(fx.baseDir, "sandbox-pool", fx.provider.owner.instanceId))).toBe(false);
   });
 });
