@@ -176,8 +176,8 @@ describe("createSandboxProvider", () => {
   });
   it("rejects unsupported providers clearly", () => {
     expect(() =>
-      createSandboxProvider({ use: "deerflow.community.aio_sandbox:AioSandboxProvider" }, { baseDir: base() }),
-    ).toThrow("Sandbox provider 'deerflow.community.aio_sandbox:AioSandboxProvider' is not supported yet; use 'local' or 'bwrap'");
+      createSandboxProvider({ use: "deerflow.community.e2b_sandbox:E2BSandboxProvider" }, { baseDir: base() }),
+    ).toThrow("Sandbox provider 'deerflow.community.e2b_sandbox:E2BSandboxProvider' is not supported yet; use 'local', 'bwrap' or 'docker'");
   });
   it("defaults to bwrap when it works, else local with a warning", () => {
     const warn = vi.fn();
