@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { linkSignals } from "../../abort";
 import { PathAccessError, SandboxError } from "../../errors";
 import { errorBodySchema } from "./wire";
 
@@ -65,7 +66,16 @@ function remoteError(status: number, body: unknown, what: string): SandboxError 
  */
 export async function callJson<T extends z.ZodType>(call: JsonCall<T>): Promise<z.output<T> | undefined> {
   const timeout = AbortSignal.timeout(call.timeoutMs);
-  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+  // Linked (not AbortSignal.any): the caller's signal may outlive many calls and must not keep a reference to each.
+  const linked = linkSignals([call.signal, timeout]);
+  try {
+    return await send(call, timeout, linked.signal);
+  } finally {
+    linked.release();
+  }
+}
+
+async function send<T extends z.ZodType>(call: JsonCall<T>, timeout: AbortSignal, signal: AbortSignal): Promise<z.output<T> | undefined> {
   const where = displayUrl(call.url);
   let res: Response;
   try {
