@@ -2,12 +2,10 @@ import { chmod, stat } from "node:fs/promises";
 import path from "node:path";
 import { MappedSandbox } from "./mapped-sandbox";
 import type { MappedSandboxInit } from "./mapped-sandbox";
-import { linkSignals } from "../abort";
 import { buildBwrapCommand, buildBwrapInvocation } from "./bwrap/argv";
 import type { BwrapBind, BwrapCommandSpec, BwrapLimits } from "./bwrap/argv";
 import { SandboxCgroup } from "./limits/cgroups";
 import type { CgroupLimits, CgroupSupport } from "./limits/cgroups";
-import type { DiskUsage } from "./limits/disk-quota";
 import type { StageTools } from "./bwrap/staging";
 import type { NetworkSettings } from "./network/config";
 import { SandboxEgress } from "./network/egress";
@@ -149,40 +147,17 @@ export class BwrapSandbox extends MappedSandbox {
     await this.init();
     const net = await this.egress?.prepare();
     const { argv, argsData } = buildBwrapInvocation(this.commandSpec(command, options.env, this.cgroup?.ensure(), net));
-    const quota = this.diskQuota;
-    const baseline = quota ? await quota.current() : undefined;
-    const quotaStop = new AbortController();
-    let killedFor: DiskUsage | undefined;
-    const watch =
-      quota && baseline
-        ? quota.watch(baseline, (u) => {
-            killedFor = u;
-            quotaStop.abort(new Error("disk quota exceeded"));
-          })
-        : undefined;
-    let res: ExecuteResult;
-    try {
-      res = await this.withCommandSignal(options.signal, (signal) => {
-        const linked = linkSignals([signal, quotaStop.signal]);
-        return spawnCapped(argv, {
-          // The host-side chain (prlimit, sh, unshare, setpriv, bwrap) starts in `/`, never in a directory a
-          // sandbox or a custom mount could write; bwrap then changes into the sandbox's own workspace.
-          cwd: "/",
-          env: { PATH: "/usr/bin:/bin" },
-          timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
-          signal: linked.signal,
-          maxOutputBytes: this.opts.maxOutputBytes,
-          fd3Data: argsData,
-        }).finally(() => linked.release());
-      });
-    } finally {
-      watch?.stop();
-    }
-    let stderr = res.stderr;
-    if (quota) {
-      const after = killedFor ?? (await quota.measure());
-      if (killedFor || quota.exceeded(after)) stderr = `${stderr}${stderr && !stderr.endsWith("\n") ? "\n" : ""}${quota.notice(after, killedFor !== undefined)}`;
-    }
-    return { ...res, stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(stderr) };
+    return this.runCommand(options.signal, (signal) =>
+      spawnCapped(argv, {
+        // The host-side chain (prlimit, sh, unshare, setpriv, bwrap) starts in `/`, never in a directory a
+        // sandbox or a custom mount could write; bwrap then changes into the sandbox's own workspace.
+        cwd: "/",
+        env: { PATH: "/usr/bin:/bin" },
+        timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
+        signal,
+        maxOutputBytes: this.opts.maxOutputBytes,
+        fd3Data: argsData,
+      }),
+    );
   }
 }

@@ -1,7 +1,7 @@
 import { linkSignals } from "../abort";
 import { HostFileOps } from "./host-fs";
 import { threadDiskQuota } from "./limits/disk-quota";
-import type { ThreadDiskQuota } from "./limits/disk-quota";
+import type { DiskUsage, ThreadDiskQuota } from "./limits/disk-quota";
 import { PathMapper } from "./path-mapper";
 import type { MountPoint } from "./path-mapper";
 import type { SandboxMount } from "./config";
@@ -130,5 +130,47 @@ export abstract class MappedSandbox implements Sandbox {
     } finally {
       linked.release();
     }
+  }
+
+  /**
+   * Run one command of this sandbox: `run` gets a signal that ends with the caller's, the sandbox's lifetime,
+   * or the thread's disk quota (watched while it runs: killed when the thread grows past it); the quota's
+   * notice is added to stderr and host paths are masked in both streams. Every isolated tier runs its
+   * commands through here, so they share one cancellation and quota behaviour.
+   */
+  protected async runCommand<R extends Pick<ExecuteResult, "stdout" | "stderr">>(
+    callerSignal: AbortSignal | undefined,
+    run: (signal: AbortSignal) => Promise<R>,
+  ): Promise<R> {
+    const quota = this.diskQuota;
+    const baseline = quota ? await quota.current() : undefined;
+    const quotaStop = new AbortController();
+    let killedFor: DiskUsage | undefined;
+    const watch =
+      quota && baseline
+        ? quota.watch(baseline, (u) => {
+            killedFor = u;
+            quotaStop.abort(new Error("disk quota exceeded"));
+          })
+        : undefined;
+    let res: R;
+    try {
+      res = await this.withCommandSignal(callerSignal, async (signal) => {
+        const linked = linkSignals([signal, quotaStop.signal]);
+        try {
+          return await run(linked.signal);
+        } finally {
+          linked.release();
+        }
+      });
+    } finally {
+      watch?.stop();
+    }
+    let stderr = res.stderr;
+    if (quota) {
+      const after = killedFor ?? (await quota.measure());
+      if (killedFor || quota.exceeded(after)) stderr = `${stderr}${stderr && !stderr.endsWith("\n") ? "\n" : ""}${quota.notice(after, killedFor !== undefined)}`;
+    }
+    return { ...res, stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(stderr) };
   }
 }

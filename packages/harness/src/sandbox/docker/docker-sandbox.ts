@@ -1,7 +1,5 @@
-import { linkSignals } from "../../abort";
 import { MappedSandbox } from "../mapped-sandbox";
 import type { MappedSandboxInit } from "../mapped-sandbox";
-import type { DiskUsage } from "../limits/disk-quota";
 import { ensureThreadDirs, VIRTUAL_WORKSPACE } from "../thread-paths";
 import type { ExecuteOptions, ExecuteResult } from "../types";
 import { sandboxEnv } from "./container-spec";
@@ -84,38 +82,13 @@ export class DockerSandbox extends MappedSandbox {
    */
   async executeCommand(command: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
     await this.init();
-    const quota = this.diskQuota;
-    const baseline = quota ? await quota.current() : undefined;
-    const quotaStop = new AbortController();
-    let killedFor: DiskUsage | undefined;
-    const watch =
-      quota && baseline
-        ? quota.watch(baseline, (u) => {
-            killedFor = u;
-            quotaStop.abort(new Error("disk quota exceeded"));
-          })
-        : undefined;
-    let res: EngineExecResult;
     this.running++;
     try {
-      res = await this.withCommandSignal(options.signal, async (signal) => {
-        const linked = linkSignals([signal, quotaStop.signal]);
-        try {
-          return await this.execWithRecovery(command, options, linked.signal);
-        } finally {
-          linked.release();
-        }
-      });
+      const res = await this.runCommand(options.signal, (signal) => this.execWithRecovery(command, options, signal));
+      return { stdout: res.stdout, stderr: res.stderr, exitCode: res.exitCode, timedOut: res.timedOut, truncated: res.truncated };
     } finally {
       this.running--;
-      watch?.stop();
     }
-    let stderr = res.stderr;
-    if (quota) {
-      const after = killedFor ?? (await quota.measure());
-      if (killedFor || quota.exceeded(after)) stderr = `${stderr}${stderr && !stderr.endsWith("\n") ? "\n" : ""}${quota.notice(after, killedFor !== undefined)}`;
-    }
-    return { stdout: this.maskPaths(res.stdout), stderr: this.maskPaths(stderr), exitCode: res.exitCode, timedOut: res.timedOut, truncated: res.truncated };
   }
 
   private async execWithRecovery(command: string, options: ExecuteOptions, signal: AbortSignal): Promise<EngineExecResult> {
