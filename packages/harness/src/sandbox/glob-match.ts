@@ -4,6 +4,22 @@
  * `[...]` classes and `{a,b}` alternatives are supported.
  */
 
+import { SandboxError } from "../errors";
+
+/**
+ * The RegExp the grep tool searches with: `pattern` as a regular expression
+ * (or, with `literal`, as plain text), case-insensitive unless asked. An
+ * invalid expression is a SandboxError (`invalid_pattern`) the model can read.
+ */
+export function grepRegExp(pattern: string, options: { literal?: boolean; caseSensitive?: boolean } = {}): RegExp {
+  const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : pattern;
+  try {
+    return new RegExp(source, options.caseSensitive ? "" : "i");
+  } catch (err) {
+    throw new SandboxError(`Invalid regular expression: ${(err as Error).message}`, { code: "invalid_pattern" });
+  }
+}
+
 function escapeRe(ch: string): string {
   return /[\\^$.*+?()[\]{}|/]/.test(ch) ? `\\${ch}` : ch;
 }

@@ -3,7 +3,7 @@ import { chown, lstat, mkdir, readdir, stat as fsStat } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { PathAccessError, SandboxError } from "../errors";
-import { globToRegExp } from "./glob-match";
+import { globToRegExp, grepRegExp } from "./glob-match";
 import { openConfinedFile } from "./open-confined";
 import { PatternMatcher } from "./pattern-worker";
 import type { PathMapper, ResolvedPath } from "./path-mapper";
@@ -234,13 +234,7 @@ export class HostFileOps {
       throw translateFsError(err, r.virtual);
     });
     const max = options.maxResults ?? 100;
-    let regex: RegExp;
-    try {
-      const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : pattern;
-      regex = new RegExp(source, options.caseSensitive ? "" : "i");
-    } catch (err) {
-      throw new SandboxError(`Invalid regular expression: ${(err as Error).message}`, { code: "invalid_pattern" });
-    }
+    const regex = grepRegExp(pattern, options);
     const fileFilter = options.glob ? globToRegExp(options.glob) : undefined;
     let files: Array<{ host: string; virtual: string; rel: string; name: string }> = [];
     if (s.isFile()) {

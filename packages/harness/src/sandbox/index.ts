@@ -36,7 +36,7 @@ export { removeTree } from "./remove-tree";
 export { PathMapper, TRAVERSAL_MESSAGE } from "./path-mapper";
 export type { MountPoint, ResolvedPath } from "./path-mapper";
 export { HostFileOps, IGNORED_DIRS, translateFsError } from "./host-fs";
-export { globToRegExp } from "./glob-match";
+export { globToRegExp, grepRegExp } from "./glob-match";
 export { PATTERN_TIME_BUDGET_MS, PatternMatcher } from "./pattern-worker";
 export { truncateLs, truncateMiddle, truncateReadFile } from "./truncate";
 export { isSecretEnvName, scrubEnv } from "./env-policy";

@@ -1,6 +1,7 @@
 import path from "node:path";
 import {
   globToRegExp,
+  grepRegExp,
   IGNORED_DIRS,
   MAX_REMOTE_FILE_BYTES,
   PathAccessError,
@@ -186,13 +187,7 @@ export class SandboxFiles {
   ): Promise<LimitedResult<GrepMatch>> {
     const { virtual, root } = this.locate(p);
     const max = options.maxResults ?? 100;
-    let regex: RegExp;
-    try {
-      const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : pattern;
-      regex = new RegExp(source, options.caseSensitive ? "" : "i");
-    } catch (err) {
-      throw new SandboxError(`Invalid regular expression: ${(err as Error).message}`, { code: "invalid_pattern" });
-    }
+    const regex = grepRegExp(pattern, options);
     const res = await this.run(CONTENTS_SCRIPT, [root, virtual, String(MAX_GREP_FILE_BYTES)], { maxBytes: MAX_GREP_TOTAL_BYTES });
     if (res.exitCode !== 0 && !res.overflow) this.fail(res, virtual, root);
     let files = parseFrames(res.stdout).map((f) => {
