@@ -9,6 +9,7 @@ import type { AgentState, StateSchema, StateUpdate } from "../state";
 import { toToolSpec } from "../tools";
 import type { CustomEvent, RunContext, ToolDefinition } from "../tools";
 import { createRunContext } from "./run-context";
+import { messageEventMeta, unseenMessages } from "./message-events";
 import type { Checkpointer, CheckpointMetadata } from "../checkpoints";
 import { EventQueue } from "./event-queue";
 import { isAbortError, isGraphInterrupt } from "./interrupt";
@@ -160,25 +161,8 @@ export class RunExecution<S extends AgentState> {
     if (this.modes.has(mode)) this.deliver({ mode, ns: this.ns, data });
   }
 
-  /**
-   * `messages` event metadata as LangGraph builds it: the run's metadata
-   * (the agent's settings), then where the event comes from. A model node
-   * adds LangSmith's provider keys.
-   */
   private messageMeta(node: string, model?: ChatModel): Record<string, unknown> {
-    const step = this.stepNo + 1;
-    const pushed = node === "tools";
-    return {
-      ...this.config.metadata,
-      thread_id: this.threadId,
-      langgraph_step: step,
-      langgraph_node: node,
-      langgraph_triggers: pushed ? ["__pregel_push"] : [`branch:to:${node}`],
-      langgraph_path: pushed ? ["__pregel_push", 0, false] : ["__pregel_pull", node],
-      langgraph_checkpoint_ns: `${node}:${this.runId}:${step}`,
-      ...(this.ns.length ? { checkpoint_ns: this.ns.join("|") } : model ? { checkpoint_ns: `${node}:${this.runId}:${step}` } : {}),
-      ...(model ? { ls_provider: model.provider, ls_model_name: model.modelName, ls_model_type: "chat", ls_temperature: null } : {}),
-    };
+    return messageEventMeta({ metadata: this.config.metadata, threadId: this.threadId, runId: this.runId, ns: this.ns, step: this.stepNo + 1 }, node, model);
   }
 
   /**
@@ -223,14 +207,8 @@ export class RunExecution<S extends AgentState> {
    * by the date reminder) is streamed as a `messages` event.
    */
   private echoNewMessages(before: S, update: StateUpdate, node: string): void {
-    const written = update.messages;
-    if (!this.modes.has("messages") || !Array.isArray(written)) return;
-    let seen: Set<string> | undefined;
-    for (const m of written as Message[]) {
-      if (!m || typeof m !== "object" || !m.id || !("type" in m)) continue;
-      seen ??= new Set(((before.messages ?? []) as Message[]).map((x) => x.id).filter((id): id is string => !!id));
-      if (!seen.has(m.id)) this.deliver({ mode: "messages", ns: this.ns, data: [m, this.messageMeta(node)] });
-    }
+    if (!this.modes.has("messages")) return;
+    for (const m of unseenMessages(before.messages as Message[] | undefined, update.messages)) this.deliver({ mode: "messages", ns: this.ns, data: [m, this.messageMeta(node)] });
   }
 
   /**
