@@ -145,6 +145,7 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
   } else if (!values["no-web-build"] && readEnv("DEER_FLOW_SKIP_WEB_BUILD") !== "1") {
     const web = await ensureWebBuild({ log: (l) => term.line(l) });
     if (!web.ready) term.error(`Web UI unavailable: ${web.reason}. The API works; / says how to build the UI.`);
+    else if (web.reason) term.error(`Web UI not rebuilt: ${web.reason}.`);
   } else if (!existsSync(path.join(WEB_DIST, "index.html"))) {
     term.error("Web UI not built (build skipped): run `npm run build:web`; the API works meanwhile.");
   }
