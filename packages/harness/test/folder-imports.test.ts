@@ -110,9 +110,14 @@ describe("folder layering of the harness", () => {
     expect({ offending, subagentsImportingMiddlewares: direct }).toEqual({ offending: [], subagentsImportingMiddlewares: [] });
   });
 
-  it("the shared homes text/ and fs/ import no other folder of the harness", () => {
+  it("the shared homes text/, fs/ and net/ import no other folder of the harness", () => {
     expect([...(graph.get("text")?.keys() ?? [])]).toEqual([]);
     expect([...(graph.get("fs")?.keys() ?? [])]).toEqual([]);
+    expect([...(graph.get("net")?.keys() ?? [])]).toEqual([]);
+  });
+
+  it("config/ imports only errors/ and net/: every subsystem reads its config from it, so it can import none of them", () => {
+    expect([...(graph.get("config")?.keys() ?? [])].sort()).toEqual(["errors", "net"]);
   });
 
   it("no subsystem imports capabilities/: the runtime and the lead agent loop over them, nothing below does", () => {

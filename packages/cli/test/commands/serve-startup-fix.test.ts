@@ -46,7 +46,7 @@ describe("deerflow serve start-up failures all say how to fix them", { timeout: 
     const [pgPort, redisPort] = [await freePort(), await freePort()];
     const cases: Array<{ name: string; dir: string; args: string[]; error: RegExp; fix: string }> = [
       { name: "port in use", dir: project([]), args: ["--port", String(takenPort)], error: /EADDRINUSE/, fix: `Fix: Port ${takenPort} on 127.0.0.1 is already in use` },
-      { name: "bad config", dir: project(["server:", "  allowed_hosts: 5"]), args: ["--port", "0"], error: /server\.allowed_hosts/, fix: "Fix: Fix config.yaml as described above" },
+      { name: "bad config", dir: project(["server:", "  allowed_hosts: 5"]), args: ["--port", "0"], error: /server\.allowed_hosts/, fix: "Fix: Fix server.allowed_hosts in " },
       {
         name: "PostgreSQL unreachable",
         dir: project(["database:", "  backend: postgres", `  postgres_url: postgres://deer:s3cret-pw@127.0.0.1:${pgPort}/deerflow`]),

@@ -150,7 +150,7 @@ export const summarizationSchema = section({
   skill_file_read_tool_names: list(z.string()).default(["read_file", "read", "view", "cat"]),
 });
 
-/** `memory.backend_config`: read by the memory backend (`memory/config.ts` validates its keys). */
+/** `memory.backend_config`: read by the memory backend (`config/memory-config.ts` validates its keys). */
 export const memoryBackendSectionSchema = section({});
 
 /** `memory:` (backend-private settings live in `backend_config`). */
@@ -160,7 +160,7 @@ export const memorySchema = section({
   shutdown_flush_timeout_seconds: num().default(30),
   manager_class: z.string().default("deermem"),
   mode: z.enum(["middleware", "tool"]).default("middleware"),
-  // Backend keys (debounce_seconds, max_facts, model, embedding…) are validated by the memory subsystem (memory/config.ts).
+  // Backend keys (debounce_seconds, max_facts, model, embedding…) are validated by the memory subsystem (config/memory-config.ts).
   backend_config: memoryBackendSectionSchema,
 });
 

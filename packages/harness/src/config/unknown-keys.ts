@@ -7,9 +7,9 @@
  */
 import { isAlias, isMap, isScalar, isSeq } from "yaml";
 import type { Document, LineCounter, Node, Pair } from "yaml";
-import { memoryBackendConfigSchema, memoryHostConfigSchema } from "../memory/config";
-import { sandboxConfigSchema } from "../sandbox/config";
-import { webToolEntrySchema } from "../web-research/tool-config";
+import { memoryBackendConfigSchema, memoryHostConfigSchema } from "./memory-config";
+import { sandboxConfigSchema } from "./sandbox-config";
+import { webToolEntrySchema } from "./web-tool-config";
 import { appConfigSchema } from "./app-config-schema";
 import { formatKeyPath } from "./key-path";
 import { markKeys, shapeOf } from "./key-shape";
@@ -51,7 +51,7 @@ markKeys(s.sandboxSchema, {
   alsoFrom: [sandboxConfigSchema],
   extraKeys: ["provisioner_url", "provisioner_api_key", "health_check_skip_seconds", "ownership", "thread_data_mounts", "container_prefix"],
 });
-// memory: older configs put the backend keys directly under `memory:` (still read, see memory/config.ts).
+// memory: older configs put the backend keys directly under `memory:` (still read, see config/memory-config.ts).
 markKeys(s.memorySchema, { alsoFrom: [memoryHostConfigSchema, memoryBackendConfigSchema], extraKeys: ["model_name"] });
 // backend_config belongs to the backend `manager_class` names: ours validates its keys, another may read its own.
 markKeys(s.memoryBackendSectionSchema, {

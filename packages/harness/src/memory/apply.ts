@@ -11,7 +11,7 @@
  * instructions to the agent (see `directives.ts`) are dropped.
  */
 import { randomBytes } from "node:crypto";
-import type { MemoryBackendConfig } from "./config";
+import type { MemoryBackendConfig } from "../config/memory-config";
 import { selectForCapacity } from "./eviction";
 import type { FactUsage } from "./eviction";
 import { instructionProblem } from "./directives";

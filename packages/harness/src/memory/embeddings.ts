@@ -6,7 +6,7 @@
 import { createOpenAI } from "@ai-sdk/openai";
 import type { EmbeddingModelV3 } from "@ai-sdk/provider";
 import { ConfigError } from "../errors";
-import type { MemoryModelRef } from "./config";
+import type { MemoryModelRef } from "../config/memory-config";
 
 /** Turns texts into vectors. */
 export interface MemoryEmbedder {

@@ -3,7 +3,7 @@
  * facts; `hybrid-v1` scores confidence, how recently the user confirmed a fact
  * and how often it was recalled, and reserves a few slots for corrections.
  */
-import type { MemoryBackendConfig } from "./config";
+import type { MemoryBackendConfig } from "../config/memory-config";
 import type { MemoryFact } from "./types";
 
 /** Recall statistics of one fact (from the index). */

@@ -1,8 +1,8 @@
 /** Long-term memory: DeerFlow's fact pipeline with relevance-ranked recall, thread summaries and a knowledge graph. */
 export { MemoryService, MemoryFactError } from "./service";
 export type { MemoryServiceOptions, EnqueueResult, FactInput } from "./service";
-export { resolveMemoryConfig, memoryBackendConfigSchema, memoryHostConfigSchema } from "./config";
-export type { ResolvedMemoryConfig, MemoryBackendConfig, MemoryModelRef } from "./config";
+export { resolveMemoryConfig, memoryBackendConfigSchema, memoryHostConfigSchema } from "../config/memory-config";
+export type { ResolvedMemoryConfig, MemoryBackendConfig, MemoryModelRef } from "../config/memory-config";
 export { MemoryCorruptionError, MemoryConflictError, MemoryFileStorage } from "./storage";
 export type { MemoryFileOps } from "./storage";
 export { MemoryQueueFullError, MemoryUpdateQueue } from "./queue";

@@ -10,7 +10,7 @@
  * listed in their own "Unverified" section, each marked with its origin.
  */
 import { escapeXmlText as escape } from "../text";
-import type { MemoryBackendConfig } from "./config";
+import type { MemoryBackendConfig } from "../config/memory-config";
 import { factProvenance, provenanceRank } from "./provenance";
 import { estimateTokens } from "./tokens";
 import type { ScoredId } from "./index-db";

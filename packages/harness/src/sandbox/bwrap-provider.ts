@@ -1,6 +1,6 @@
 import { SandboxError } from "../errors";
-import type { SandboxConfig } from "./config";
-import { parseSandboxConfig } from "./config";
+import type { SandboxConfig } from "../config/sandbox-config";
+import { parseSandboxConfig } from "../config/sandbox-config";
 import { BwrapSandbox } from "./bwrap-sandbox";
 import { bindStrategy, probeBwrapDataDir } from "./bwrap/data-dir-probe";
 import type { BwrapDataDirProbe } from "./bwrap/data-dir-probe";

@@ -7,7 +7,7 @@ import type { BwrapBind, BwrapCommandSpec, BwrapLimits } from "./bwrap/argv";
 import { SandboxCgroup } from "./limits/cgroups";
 import type { CgroupLimits, CgroupSupport } from "./limits/cgroups";
 import type { StageTools } from "./bwrap/staging";
-import type { NetworkSettings } from "./network/config";
+import type { NetworkSettings } from "../config/sandbox-network-config";
 import { SandboxEgress } from "./network/egress";
 import type { EgressCommandParts } from "./network/egress";
 import type { EgressPolicy } from "./network/policy";

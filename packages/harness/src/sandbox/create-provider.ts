@@ -1,8 +1,8 @@
 import { SandboxError } from "../errors";
 import { BwrapSandboxProvider, sandboxRunAs } from "./bwrap-provider";
 import { probeBwrapDataDir } from "./bwrap/data-dir-probe";
-import { parseSandboxConfig } from "./config";
-import type { SandboxConfig } from "./config";
+import { parseSandboxConfig } from "../config/sandbox-config";
+import type { SandboxConfig } from "../config/sandbox-config";
 import { DOCKER_PROVIDER_NAMES, DockerSandboxProvider } from "./docker/docker-provider";
 import { LocalSandboxProvider } from "./local-provider";
 import { LOCAL_NO_ISOLATION_WARNING } from "./messages";

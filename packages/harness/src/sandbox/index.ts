@@ -18,8 +18,8 @@ export type {
   WriteOptions,
 } from "./types";
 export { contextUserId, DEFAULT_USER_ID, SAFE_ID, validateId } from "./ids";
-export { limitsSchema, mountSchema, parseSandboxConfig, sandboxConfigSchema } from "./config";
-export type { SandboxConfig, SandboxConfigInput, SandboxMount } from "./config";
+export { limitsSchema, mountSchema, parseSandboxConfig, sandboxConfigSchema } from "../config/sandbox-config";
+export type { SandboxConfig, SandboxConfigInput, SandboxMount } from "../config/sandbox-config";
 export { describeNetworkPolicy, EgressPolicy, EgressProxy, NETWORK_MODES, networkSettingSchema, parseNetworkEntry, protectHostPort } from "./network";
 export type { EgressDecision, NetworkMode, NetworkPolicyDescription, NetworkSettings } from "./network";
 export {

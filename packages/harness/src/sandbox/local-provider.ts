@@ -1,5 +1,5 @@
-import type { SandboxConfig } from "./config";
-import { parseSandboxConfig } from "./config";
+import type { SandboxConfig } from "../config/sandbox-config";
+import { parseSandboxConfig } from "../config/sandbox-config";
 import { LeaseRegistryProvider } from "./lease-registry";
 import { LocalSandbox } from "./local-sandbox";
 import { threadDirs } from "./thread-paths";

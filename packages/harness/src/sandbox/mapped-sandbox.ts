@@ -4,7 +4,7 @@ import { threadDiskQuota } from "./limits/disk-quota";
 import type { DiskUsage, ThreadDiskQuota } from "./limits/disk-quota";
 import { PathMapper } from "./path-mapper";
 import type { MountPoint } from "./path-mapper";
-import type { SandboxMount } from "./config";
+import type { SandboxMount } from "../config/sandbox-config";
 import { ensureThreadDirs, VIRTUAL_OUTPUTS, VIRTUAL_SKILLS, VIRTUAL_UPLOADS, VIRTUAL_USER_DATA, VIRTUAL_WORKSPACE } from "./thread-paths";
 import type { DirOwner, ThreadDirs } from "./thread-paths";
 import type {

@@ -3,7 +3,7 @@ import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
 import zlib from "node:zlib";
 import { WebRequestError } from "./errors";
-import { normalizeHost } from "./ip-policy";
+import { normalizeHost } from "../net";
 import type { ResolvedAddress, UrlGuard } from "./ssrf-guard";
 
 /** A browser-like user agent: many sites answer bots with a stub page. */

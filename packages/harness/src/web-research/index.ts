@@ -4,7 +4,7 @@ export { createWebSearchTool, createWebFetchTool, createImageSearchTool } from "
 export type { WebToolSettings } from "./web-tools";
 export { createUrlGuard, systemResolver } from "./ssrf-guard";
 export type { UrlGuard, UrlGuardOptions, HostResolver, ResolvedAddress, CheckedTarget } from "./ssrf-guard";
-export { isBlockedAddress, isBlockedHostname, parseIpLiteral } from "./ip-policy";
+export { isBlockedAddress, isBlockedHostname, parseIpLiteral } from "../net";
 export { httpRequest, DEFAULT_USER_AGENT } from "./http-client";
 export type { HttpRequestOptions, HttpResponse } from "./http-client";
 export { htmlToMarkdown, DEFAULT_MAX_CHARS } from "./html-to-markdown";

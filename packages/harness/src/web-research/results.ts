@@ -1,4 +1,4 @@
-import { blockedAddressReason, isBlockedHostname, parseIpLiteral } from "./ip-policy";
+import { blockedAddressReason, isBlockedHostname, parseIpLiteral } from "../net";
 
 /** One web search result. */
 export interface SearchHit {

@@ -1,6 +1,6 @@
 import dns from "node:dns";
 import { BlockedUrlError } from "./errors";
-import { blockedAddressReason, isBlockedHostname, normalizeHost, parseIpLiteral } from "./ip-policy";
+import { blockedAddressReason, isBlockedHostname, normalizeHost, parseIpLiteral } from "../net";
 
 /** One address a host name resolves to. */
 export interface ResolvedAddress {

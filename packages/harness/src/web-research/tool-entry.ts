@@ -6,8 +6,8 @@ import type { ImageProviderId } from "./image-providers";
 import { SEARCH_PROVIDERS } from "./search-providers";
 import type { SearchProviderId } from "./search-providers";
 import type { HostResolver } from "./ssrf-guard";
-import { parseWebToolEntry } from "./tool-config";
-import type { WebToolEntry } from "./tool-config";
+import { parseWebToolEntry } from "../config/web-tool-config";
+import type { WebToolEntry } from "../config/web-tool-config";
 import { createImageSearchTool, createWebFetchTool, createWebSearchTool } from "./web-tools";
 import type { WebToolSettings } from "./web-tools";
 

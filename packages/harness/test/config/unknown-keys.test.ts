@@ -3,9 +3,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { LineCounter, parseDocument } from "yaml";
 import { closestKey, findUnknownConfigKeys, loadAppConfig, parseAppConfigText } from "../../src/config";
-import { memoryBackendConfigSchema } from "../../src/memory/config";
-import { sandboxConfigSchema } from "../../src/sandbox/config";
-import { webToolEntrySchema } from "../../src/web-research/tool-config";
+import { memoryBackendConfigSchema } from "../../src/config/memory-config";
+import { sandboxConfigSchema } from "../../src/config/sandbox-config";
+import { webToolEntrySchema } from "../../src/config/web-tool-config";
 import { FIXTURES, HAS_FIXTURES, memoryLogger, tempDir } from "./helpers";
 
 const unknown = (text: string) => parseAppConfigText(text, { file: "config.yaml", env: {} }).unknownKeys;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { ContainerCreateOptions } from "dockerode";
 import { ConfigError } from "../../errors";
-import type { SandboxConfig, SandboxMount } from "../config";
+import type { SandboxConfig, SandboxMount } from "../../config/sandbox-config";
 import { DEV_SHM_MAX_BYTES } from "../bwrap/argv";
 import { VIRTUAL_OUTPUTS, VIRTUAL_SKILLS, VIRTUAL_UPLOADS, VIRTUAL_USER_DATA, VIRTUAL_WORKSPACE } from "../thread-paths";
 

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import type { SandboxConfig } from "../config";
+import type { SandboxConfig } from "../../config/sandbox-config";
 import type { BwrapLimits } from "../bwrap/argv";
 import { findBinary } from "../bwrap/find-binary";
 import { detectCgroups } from "./cgroups";

@@ -1,4 +1,4 @@
-import type { NetworkMode, NetworkSettings } from "./config";
+import type { NetworkMode, NetworkSettings } from "../../config/sandbox-network-config";
 
 /** What `deerflow doctor` prints about the sandbox network. */
 export interface NetworkPolicyDescription {

@@ -4,8 +4,8 @@
  * host-side egress proxy on a Unix socket and the in-sandbox forwarder that
  * reaches it. See docs/sandbox.md ("Network").
  */
-export { NETWORK_MODES, networkSettingSchema, parseNetworkEntry, parseNetworkEntries } from "./config";
-export type { NetworkEntry, NetworkMode, NetworkSettings } from "./config";
+export { NETWORK_MODES, networkSettingSchema, parseNetworkEntry, parseNetworkEntries } from "../../config/sandbox-network-config";
+export type { NetworkEntry, NetworkMode, NetworkSettings } from "../../config/sandbox-network-config";
 export { classifyAddress, EgressPolicy, interfaceAddresses } from "./policy";
 export type { AddressClass, EgressAllowed, EgressDecision, EgressPolicyOptions, EgressRefused } from "./policy";
 export { EgressProxy } from "./proxy";

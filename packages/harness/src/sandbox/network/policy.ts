@@ -1,11 +1,11 @@
 import os from "node:os";
 import ipaddr from "ipaddr.js";
-import { blockedAddressReason, embeddedIpv4, isBlockedHostname, normalizeHost, parseIpLiteral } from "../../web-research/ip-policy";
+import { blockedAddressReason, embeddedIpv4, isBlockedHostname, normalizeHost, parseIpLiteral } from "../../net";
 import { systemResolver } from "../../web-research/ssrf-guard";
 import type { HostResolver, ResolvedAddress } from "../../web-research/ssrf-guard";
-import { parseNetworkEntries, unmapAddress } from "./config";
+import { parseNetworkEntries, unmapAddress } from "../../config/sandbox-network-config";
 import { protectedHostPorts } from "./host-services";
-import type { NetworkEntry, NetworkSettings } from "./config";
+import type { NetworkEntry, NetworkSettings } from "../../config/sandbox-network-config";
 
 /**
  * How an address may be opened:

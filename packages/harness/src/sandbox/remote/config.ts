@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ConfigError } from "../../errors";
 import { envReferenceName } from "../../config/env";
-import type { SandboxConfig } from "../config";
+import type { SandboxConfig } from "../../config/sandbox-config";
 
 /**
  * The `sandbox:` keys of the remote (provisioner) backend, read from the

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { SandboxError } from "../../errors";
-import type { SandboxConfig } from "../config";
-import { parseSandboxConfig } from "../config";
+import type { SandboxConfig } from "../../config/sandbox-config";
+import { parseSandboxConfig } from "../../config/sandbox-config";
 import { DEFAULT_USER_ID, validateId } from "../ids";
 import { ensureThreadDirs, threadDirs } from "../thread-paths";
 import type { AcquireOptions, Sandbox, SandboxProvider } from "../types";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { bool, int, num } from "../config/schema-helpers";
+import { bool, int, num } from "./schema-helpers";
 import { ConfigError } from "../errors";
 
 const httpUrl = z

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../errors";
-import { networkSettingSchema } from "./network/config";
+import { networkSettingSchema } from "./sandbox-network-config";
 
 /** One custom mount: a host directory visible at `container_path`. */
 export const mountSchema = z.object({
@@ -60,7 +60,7 @@ export const sandboxConfigSchema = z
     ls_output_max_chars: z.number().int().min(0).default(20000),
     /** Seconds a single bash command may run (default 600). */
     bash_command_timeout: z.number().positive().default(600),
-    /** bwrap: `isolated` (default, also `false`), `open` (also `true`), `allowlist`, or `{mode, allow, allow_private}` (see `network/config.ts`). */
+    /** bwrap: `isolated` (default, also `false`), `open` (also `true`), `allowlist`, or `{mode, allow, allow_private}` (see `sandbox-network-config.ts`). */
     network: networkSettingSchema,
     /** bwrap: uid/gid commands run as when the service runs as root (default 65534 = nobody). */
     run_as_uid: z.number().int().min(1).default(65534),

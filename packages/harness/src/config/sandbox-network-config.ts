@@ -1,6 +1,6 @@
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
-import { normalizeHost, parseIpLiteral } from "../../web-research/ip-policy";
+import { normalizeHost, parseIpLiteral } from "../net";
 
 /**
  * How far a bubblewrap sandbox reaches out:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseSandboxConfig } from "../../../src/sandbox";
-import { describeNetworkPolicy, parseNetworkEntry } from "../../../src/sandbox/network";
+import { parseSandboxConfig } from "../../src/sandbox";
+import { describeNetworkPolicy, parseNetworkEntry } from "../../src/sandbox/network";
 
 const net = (network: unknown) => parseSandboxConfig({ network }).network;
 
