@@ -128,6 +128,8 @@ export class DeerFlowRuntime {
     this.takeover?.start();
     this.state = createThreadStateView<ThreadState>(this.checkpointer, threadStateSchema);
     this.agentFactory = init.options.agentFactory;
+    // A deleted thread's container (or remote sandbox) goes with it, not at the idle timeout.
+    this.threadDeletedHooks.push((threadId, userId) => this.sandboxProvider.discardThread?.(threadId, { userId }));
   }
 
   /** The lead agent factory, created on first use (after subsystems attached their extensions). */

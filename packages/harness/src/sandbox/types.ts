@@ -123,7 +123,7 @@ export interface AcquireOptions {
  * alive after the lead run ends.
  */
 export interface SandboxProvider {
-  /** Provider kind (`local`, `bwrap`). */
+  /** Provider kind (`local`, `bwrap`, `docker`, `remote`). */
   readonly kind: string;
   acquire(threadId: string, options?: AcquireOptions): Promise<string>;
   /** The live sandbox with this id (in memory only, no I/O). */
@@ -133,4 +133,11 @@ export interface SandboxProvider {
   leaseCount(id: string): number;
   /** Tear every sandbox down (kills running commands). */
   shutdown(): Promise<void>;
+  /**
+   * The thread was deleted: tear its sandbox down now (container removed,
+   * remote sandbox deleted) instead of keeping it warm until the idle
+   * timeout. Other threads' sandboxes are untouched. Providers whose
+   * sandboxes hold nothing once released (local, bwrap) leave it out.
+   */
+  discardThread?(threadId: string, options?: AcquireOptions): Promise<void>;
 }

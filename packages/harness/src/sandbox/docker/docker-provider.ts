@@ -383,6 +383,32 @@ export class DockerSandboxProvider implements SandboxProvider {
     }
   }
 
+  /**
+   * The thread was deleted: remove its container now, leased or idle (the caller made sure no run of it is in
+   * flight), instead of at the idle timeout. One still being created is awaited first. Without an entry here the
+   * thread's container by name is removed when its labels say it is ours and this thread's (another server process
+   * of the same deployment may have created it; that one re-creates it only if the thread is used again).
+   */
+  async discardThread(threadId: string, options: AcquireOptions = {}): Promise<void> {
+    const userId = options.userId ?? DEFAULT_USER_ID;
+    const id = this.sandboxId(threadId, userId);
+    await this.pending.get(id)?.catch(() => undefined);
+    const entry = this.entries.get(id);
+    if (entry) {
+      await this.drop(entry);
+      if (!entry.adopted) return;
+    }
+    if (this.closed) return;
+    const name = this.containerNameFor(threadId, userId);
+    try {
+      const found = await this.engine.inspectContainer(name);
+      if (!found || found.labels[LABELS.managedBy] !== MANAGED_BY || found.labels[LABELS.thread] !== threadId || found.labels[LABELS.user] !== userId) return;
+      await this.engine.removeContainer(found.id);
+    } catch (err) {
+      this.log(`could not remove container ${name} of deleted thread ${threadId}: ${(err as Error).message}`);
+    }
+  }
+
   /** Container name of a live sandbox (tests, diagnostics). */
   containerOf(id: string): { name: string; containerId?: string; adopted: boolean } | undefined {
     const e = this.entries.get(id);

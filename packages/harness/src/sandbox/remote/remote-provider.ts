@@ -181,6 +181,31 @@ export class RemoteSandboxProvider implements SandboxProvider {
     }
   }
 
+  /**
+   * The thread was deleted: DELETE its sandbox at the provisioner now instead of at the idle timeout (no outputs
+   * are pulled back: the thread's files are going too). Sent even when this process holds no entry for it, since
+   * the sandbox id is derived from (user, thread) and another server process may have created it; a 404 counts as
+   * deleted.
+   */
+  async discardThread(threadId: string, options: AcquireOptions = {}): Promise<void> {
+    const userId = options.userId ?? DEFAULT_USER_ID;
+    const id = this.sandboxId(threadId, userId);
+    await this.pending.get(id)?.catch(() => undefined);
+    const entry = this.entries.get(id);
+    if (entry) {
+      if (entry.idleTimer) clearTimeout(entry.idleTimer);
+      entry.idleTimer = undefined;
+      entry.leases = 0;
+      await this.destroy(id, entry);
+      return;
+    }
+    try {
+      await this.client.delete(provisionerSandboxId(userId, threadId));
+    } catch (err) {
+      this.warn(`could not delete the sandbox of deleted thread ${threadId} through the provisioner: ${(err as Error).message}`);
+    }
+  }
+
   async shutdown(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.pending.values()]);
