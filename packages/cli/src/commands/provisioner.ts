@@ -36,6 +36,9 @@ Options:
   --namespace NS     kubernetes namespace (default deer-flow; DeerFlow's K8S_NAMESPACE)
   --kubeconfig PATH  kubeconfig (default: $KUBECONFIG_PATH, $KUBECONFIG, ~/.kube/config,
                      else the in-cluster service account)
+  --idle-timeout S   delete a sandbox no request reached for S seconds (its server
+                     crashed or forgot it); 0 never (default: sandbox.idle_timeout,
+                     else 600)
 
 Environment:
   PROVISIONER_API_KEY       required, at least 16 characters
@@ -74,6 +77,7 @@ export async function provisionerCommand(argv: string[], term: Terminal): Promis
     "skills-dir": { type: "string" },
     namespace: { type: "string" },
     kubeconfig: { type: "string" },
+    "idle-timeout": { type: "string" },
   });
   if (values.help) {
     term.line(PROVISIONER_HELP);
@@ -86,6 +90,8 @@ export async function provisionerCommand(argv: string[], term: Terminal): Promis
   const port = values.port !== undefined ? Number(values.port) : 8002;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got '${values.port}'`, "provisioner");
   const config = readSandboxSection(common.configPath, common.cwd, env);
+  const idleTimeout = values["idle-timeout"] !== undefined ? Number(values["idle-timeout"]) : config.idle_timeout;
+  if (!Number.isFinite(idleTimeout) || idleTimeout < 0) throw new UsageError(`--idle-timeout must be a number of seconds (0 = never), got '${values["idle-timeout"]}'`, "provisioner");
   const image = values.image ?? readEnv("SANDBOX_IMAGE", env) ?? (config as { image?: string | null }).image ?? DEFAULT_DOCKER_IMAGE;
   const skillsDir = values["skills-dir"] ? path.resolve(common.cwd, values["skills-dir"]) : undefined;
 
@@ -125,6 +131,7 @@ export async function provisionerCommand(argv: string[], term: Terminal): Promis
     maxCommandTimeoutMs: config.bash_command_timeout * 1000,
     maxOutputBytes: config.max_output_bytes,
     environment: config.environment,
+    idleTimeoutSeconds: idleTimeout,
     log: (l) => term.line(`[provisioner] ${l}`),
   });
   term.line(`DeerFlow provisioner (${backend.kind} backend, image ${image}) listening on ${running.url}`);

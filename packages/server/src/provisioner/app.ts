@@ -20,6 +20,7 @@ import {
   VIRTUAL_WORKSPACE,
 } from "@deerflow/harness";
 import type { BackendSandbox, ProvisionerBackend } from "./backend";
+import type { IdleExpiry } from "./idle-expiry";
 import { SandboxFiles } from "./sandbox-files";
 import { constantTimeEqual, SandboxTokens } from "./tokens";
 
@@ -39,6 +40,8 @@ export interface ProvisionerAppOptions {
   environment?: Record<string, string>;
   /** One line per management action (never a token or key). */
   log?(line: string): void;
+  /** Told of every request naming a sandbox, so idle ones are deleted (see idle-expiry.ts); none expire without it. */
+  expiry?: IdleExpiry;
 }
 
 /** HTTP status of a sandbox error code on the command API. */
@@ -117,6 +120,11 @@ export function createProvisionerApp(options: ProvisionerAppOptions): Hono {
     known.set(s.sandboxId, s.tokenNonce);
     return s;
   };
+  const expiry = options.expiry;
+  expiry?.onExpired((id) => {
+    known.delete(id);
+    filesOf.delete(id);
+  });
 
   app.onError((err, c) => errorResponse(c, err));
   // File writes carry up to MAX_REMOTE_FILE_BYTES as base64 in JSON; every other body is small.
@@ -144,6 +152,7 @@ export function createProvisionerApp(options: ProvisionerAppOptions): Hono {
       return c.json({ detail: (err as Error).message }, 422);
     }
     const sandbox = remember(await backend.create(req, SandboxTokens.nonce()));
+    expiry?.touch(sandbox.sandboxId);
     log(`sandbox ${sandbox.sandboxId} ready for user ${req.user_id} thread ${req.thread_id ?? "-"} (${sandbox.status})`);
     return c.json({ ...describe(sandbox), sandbox_token: tokens.tokenFor(sandbox.sandboxId, sandbox.tokenNonce) });
   });
@@ -157,6 +166,7 @@ export function createProvisionerApp(options: ProvisionerAppOptions): Hono {
     const id = c.req.param("id");
     const sandbox = PROVISIONER_SANDBOX_ID.test(id) ? await backend.get(id) : undefined;
     if (!sandbox) return c.json({ detail: `Sandbox '${id}' not found` }, 404);
+    expiry?.touch(id);
     return c.json(describe(remember(sandbox)));
   });
 
@@ -165,6 +175,7 @@ export function createProvisionerApp(options: ProvisionerAppOptions): Hono {
     if (!PROVISIONER_SANDBOX_ID.test(id)) return c.json({ detail: `Sandbox '${id}' not found` }, 404);
     known.delete(id);
     filesOf.delete(id);
+    expiry?.forget(id);
     for (const [key, ctl] of running) if (key.startsWith(`${id}:`)) ctl.abort();
     const removed = await backend.remove(id);
     log(`sandbox ${id} ${removed ? "deleted" : "was already gone"}`);
@@ -185,7 +196,13 @@ export function createProvisionerApp(options: ProvisionerAppOptions): Hono {
     if (nonce === undefined || !tokens.verify(id, nonce, presented)) {
       return c.json({ detail: "Invalid or missing sandbox token", code: "sandbox_unauthorized" }, 401);
     }
-    await next();
+    // A command runs as long as it takes: its sandbox is in use until the answer is sent.
+    expiry?.begin(id);
+    try {
+      await next();
+    } finally {
+      expiry?.end(id);
+    }
   });
 
   const files = (id: string): SandboxFiles => {

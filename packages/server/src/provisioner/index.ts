@@ -17,6 +17,8 @@ export type {
   ProvisionerBackend,
 } from "./backend";
 export { constantTimeEqual, SandboxTokens } from "./tokens";
+export { DEFAULT_PROVISIONER_IDLE_TIMEOUT_S, IdleExpiry, MAX_EXPIRY_SWEEP_MS } from "./idle-expiry";
+export type { IdleExpiryOptions } from "./idle-expiry";
 export { SandboxFiles, standardMounts } from "./sandbox-files";
 export type { BytesExec, SandboxMountPoint } from "./sandbox-files";
 export { DockerBackend, PROVISIONER_LABELS } from "./docker/docker-backend";

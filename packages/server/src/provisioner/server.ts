@@ -4,6 +4,7 @@ import { serve } from "@hono/node-server";
 import { ConfigError } from "@deerflow/harness";
 import type { ProvisionerBackend } from "./backend";
 import { createProvisionerApp } from "./app";
+import { DEFAULT_PROVISIONER_IDLE_TIMEOUT_S, IdleExpiry } from "./idle-expiry";
 import { SandboxTokens } from "./tokens";
 
 /** Options of {@link startProvisioner}. */
@@ -23,6 +24,13 @@ export interface StartProvisionerOptions {
   /** Bytes kept per command stream; default 1 MiB. */
   maxOutputBytes?: number;
   environment?: Record<string, string>;
+  /**
+   * Seconds without any request naming a sandbox after which the provisioner deletes it (its server crashed or
+   * forgot it); 0 never. Default 600, the providers' `sandbox.idle_timeout` default.
+   */
+  idleTimeoutSeconds?: number;
+  /** Clock of the idle expiry (tests). */
+  now?: () => number;
   log?(line: string): void;
 }
 
@@ -31,6 +39,8 @@ export interface RunningProvisioner {
   /** Where it listens, e.g. `http://127.0.0.1:8002`. */
   url: string;
   backend: ProvisionerBackend;
+  /** The idle expiry (its timer runs while the service does; `sweep()` runs one now). */
+  expiry: IdleExpiry;
   /** Stop listening and release the backend's clients (sandboxes stay: they belong to their callers). */
   close(): Promise<void>;
 }
@@ -50,6 +60,12 @@ export async function startProvisioner(options: StartProvisionerOptions): Promis
     });
   }
   await options.backend.start();
+  const expiry = new IdleExpiry({
+    backend: options.backend,
+    idleTimeoutMs: (options.idleTimeoutSeconds ?? DEFAULT_PROVISIONER_IDLE_TIMEOUT_S) * 1000,
+    now: options.now,
+    log: options.log,
+  });
   const host = options.host ?? "127.0.0.1";
   let listening = "";
   const app = createProvisionerApp({
@@ -61,6 +77,7 @@ export async function startProvisioner(options: StartProvisionerOptions): Promis
     maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
     environment: options.environment,
     log: options.log,
+    expiry,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: options.port ?? 8002, hostname: host }, (info: AddressInfo) => {
@@ -69,10 +86,13 @@ export async function startProvisioner(options: StartProvisionerOptions): Promis
     });
     s.once("error", reject);
   });
+  expiry.start();
   return {
     url: listening,
     backend: options.backend,
+    expiry,
     async close() {
+      expiry.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections?.();

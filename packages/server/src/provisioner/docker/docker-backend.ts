@@ -111,9 +111,16 @@ export class DockerBackend implements ProvisionerBackend {
     return this.toSandbox(c.labels, c.status, c.running);
   }
 
+  /**
+   * This provisioner's sandboxes: its label, and named with its prefix (the one `get` and `remove` look up), so two
+   * provisioners on one daemon never list — or expire — each other's.
+   */
   async list(): Promise<BackendSandbox[]> {
     const all = await this.engine.listContainers({ [LABELS.managedBy]: PROVISIONER_LABELS.managedBy });
-    return all.map((c) => this.toSandbox(c.labels, c.state, c.state === "running")).filter((s): s is BackendSandbox => s !== undefined);
+    return all
+      .map((c) => ({ c, s: this.toSandbox(c.labels, c.state, c.state === "running") }))
+      .filter((x): x is { c: (typeof all)[number]; s: BackendSandbox } => x.s !== undefined && x.c.name === this.name(x.s.sandboxId))
+      .map((x) => x.s);
   }
 
   create(req: CreateSandboxRequest, tokenNonce: string): Promise<BackendSandbox> {
