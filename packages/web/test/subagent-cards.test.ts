@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyStreamPart, emptyView } from "../src/stream/reducer";
 import { groupMessages } from "../src/stream/groups";
+import { cancelRunning, STOPPED_BEFORE_RESULT } from "../src/stream/subtasks";
 import { buildRunContext } from "../src/stream/settings";
 import type { StreamPart, ThreadView, WireMessage } from "../src/stream/types";
 
@@ -55,6 +56,31 @@ describe("sub-agent cards from task_* events", () => {
     const cards = items.flatMap((i) => (i.kind === "assistant" ? i.parts : [])).map((p) => (p.kind === "tool" ? p.step.subtask : undefined));
     expect(cards[0]).toMatchObject({ status: "completed", result: "partial list", stopReason: "turn_capped", modelName: "m2", usage: usage(40), description: "find sources" });
     expect(cards[1]).toMatchObject({ status: "timed_out", error: "Execution timed out after 9 seconds", subagentType: "coder" });
+  });
+
+  it("a stopped run: running cards become cancelled and the turn is marked stopped, live and after a reload", () => {
+    const live = run([
+      { event: "values", data: { messages: [taskCall] } },
+      custom({ type: "task_started", task_id: "t1", description: "find sources" }),
+    ]);
+    // Stop: the stream is gone before any task_cancelled frame, as ThreadController.stop leaves the view.
+    const stopped: ThreadView = { ...live, phase: "cancelled", subtasks: cancelRunning(live.subtasks) };
+    const items = groupMessages(stopped, false);
+    const turn = items.find((i) => i.kind === "assistant");
+    expect(turn).toMatchObject({ stopped: true });
+    expect(turn?.kind === "assistant" && turn.parts[0].kind === "tool" && turn.parts[0].step.subtask).toMatchObject({ status: "cancelled", error: STOPPED_BEFORE_RESULT });
+    // Reopened: the stored result the harness kept says "cancelled"…
+    const cancelled: WireMessage = { type: "tool", id: "r1", tool_call_id: "t1", name: "task", status: "error", content: "Task cancelled by user.", additional_kwargs: { subagent_status: "cancelled" } };
+    const reopened = groupMessages({ messages: [taskCall, cancelled], timings: {} }, false);
+    expect(reopened[0]).toMatchObject({ kind: "assistant", stopped: true });
+    expect(reopened[0].kind === "assistant" && reopened[0].parts[0].kind === "tool" && reopened[0].parts[0].step.subtask?.status).toBe("cancelled");
+    // …and a call with no result at all (a thread from before) is cancelled too, never "failed".
+    const bare = groupMessages({ messages: [taskCall], timings: {} }, false);
+    expect(bare[0].kind === "assistant" && bare[0].parts[0].kind === "tool" && bare[0].parts[0].step.subtask?.status).toBe("cancelled");
+    // While the run streams, a card without a result is running, and the turn is not marked.
+    const streaming = groupMessages({ messages: [taskCall], timings: {} }, true);
+    expect(streaming[0]).not.toMatchObject({ stopped: true });
+    expect(streaming[0].kind === "assistant" && streaming[0].parts[0].kind === "tool" && streaming[0].parts[0].step.subtask?.status).toBe("running");
   });
 
   it("sends subagent_enabled and DeerFlow's ultra mode when the toggle is on", () => {

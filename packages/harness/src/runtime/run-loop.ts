@@ -409,6 +409,13 @@ export class RunExecution<S extends AgentState> {
     return { status: "success", state: this.state, checkpointId: this.parent.checkpointId, interrupts: [] };
   }
 
+  private async keepAnswered(settled: PromiseSettledResult<ToolCallResult>[]): Promise<void> {
+    const answers = settled.flatMap((s) => (s.status === "fulfilled" && !isCommand(s.value) ? [s.value] : []));
+    if (!answers.length) return;
+    this.apply({ messages: answers }, "tools");
+    await this.commit("tools", { next: pendingToolCalls(this.state.messages) ? "tools" : "model" });
+  }
+
   private countStep(): void {
     if (this.stepsUsed >= this.config.recursionLimit) throw new GraphRecursionError(this.config.recursionLimit);
     this.stepsUsed++;
@@ -456,6 +463,8 @@ export class RunExecution<S extends AgentState> {
         runToolCall(this.toolHandler, { toolCall: call, tool: this.parts.tools.get(call.name), state: stateAtCall, runtime: this.runtime }),
       ),
     );
+    // Stopped while tools ran: the answers that came back (a sub-agent's "cancelled") are kept, so the thread says how they ended.
+    if (this.callerSignal?.aborted) await this.keepAnswered(settled);
     this.checkAbort();
     const interrupts: Interrupt[] = [];
     const results: ToolCallResult[] = [];

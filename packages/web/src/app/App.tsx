@@ -54,7 +54,7 @@ export function App() {
 
   const refreshThreads = useCallback(async () => {
     try {
-      const list = await client.threads.search({ limit: 50, offset: 0, sortBy: "updated_at", sortOrder: "desc", select: ["thread_id", "updated_at", "values", "metadata"] });
+      const list = await client.threads.search({ limit: 50, offset: 0, sort_by: "updated_at", sort_order: "desc", select: ["thread_id", "updated_at", "values", "metadata"] });
       setThreads(list.map((t) => ({ thread_id: t.thread_id, updated_at: t.updated_at, title: String((t.values as { title?: string } | null)?.title ?? "") })));
       setThreadsError(undefined);
     } catch (err) {

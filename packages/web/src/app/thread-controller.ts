@@ -1,10 +1,10 @@
-import type { Client } from "@langchain/langgraph-sdk/client";
-import { STREAM_MODES } from "../api/client";
+import { STREAM_MODES, type ApiClient } from "../api/client";
 import { prepareEdit, prepareRegenerate } from "../api/conversation";
 import type { ReplayPlan } from "../api/conversation";
 import { cancelRun, uploadFiles } from "../api/rest";
 import { addNotice, applyStreamPart, applyValues, dismissNotice, emptyView } from "../stream/reducer";
 import { forgetRun, recalledRun, rememberRun, TERMINAL_RUN_STATUSES, type KeyValueStorage } from "../stream/session";
+import { cancelRunning } from "../stream/subtasks";
 import { buildClarificationAnswer, buildHumanMessage, buildRunContext, type ChatSettings, type UploadedFile } from "../stream/settings";
 import type { StreamPart, ThreadView, WireMessage } from "../stream/types";
 
@@ -22,7 +22,7 @@ export class ThreadController {
   onThreadCreated?: (threadId: string) => void;
 
   constructor(
-    private readonly client: Client,
+    private readonly client: ApiClient,
     private readonly storage: KeyValueStorage,
     private readonly base = "",
   ) {}
@@ -97,7 +97,7 @@ export class ThreadController {
     this.set({ ...this.view, runId, phase: "streaming" });
     await this.consume(
       threadId,
-      this.client.runs.joinStream(threadId, runId, { signal: abort.signal, lastEventId: "-1", streamMode: [...STREAM_MODES] }) as AsyncIterable<StreamPart>,
+      this.client.runs.joinStream(threadId, runId, { signal: abort.signal, lastEventId: "-1", streamMode: STREAM_MODES }),
       abort,
     );
   }
@@ -176,23 +176,25 @@ export class ThreadController {
     try {
       if (!this.exists) {
         // a custom agent's chat is marked in the thread metadata, as DeerFlow's UI does, so a reload keeps the agent
-        await this.client.threads.create({ threadId, ifExists: "do_nothing", ...(settings.agentName ? { metadata: { agent_name: settings.agentName } } : {}) });
+        await this.client.threads.create({ thread_id: threadId, if_exists: "do_nothing", ...(settings.agentName ? { metadata: { agent_name: settings.agentName } } : {}) });
         this.exists = true;
         this.onThreadCreated?.(threadId);
       }
       const stream = this.client.runs.stream(threadId, "lead_agent", {
-        input: replay ? replay.input : { messages: [message] },
-        ...(replay ? { checkpoint: replay.checkpoint, metadata: replay.metadata } : {}),
-        config: { recursion_limit: 1000 },
-        context: buildRunContext(settings, threadId),
-        streamMode: [...STREAM_MODES],
-        onDisconnect: "continue",
+        body: {
+          input: replay ? replay.input : { messages: [message] },
+          ...(replay ? { checkpoint: replay.checkpoint, metadata: replay.metadata } : {}),
+          config: { recursion_limit: 1000 },
+          context: buildRunContext(settings, threadId),
+          stream_mode: [...STREAM_MODES],
+          on_disconnect: "continue",
+        },
         signal: abort.signal,
         onRunCreated: ({ run_id }) => {
           rememberRun(this.storage, threadId, run_id);
           if (this.view.threadId === threadId) this.set({ ...this.view, runId: run_id });
         },
-      } as Parameters<Client["runs"]["stream"]>[2]) as AsyncIterable<StreamPart>;
+      });
       await this.consume(threadId, stream, abort);
     } catch (err) {
       if (abort.signal.aborted) return;
@@ -210,7 +212,8 @@ export class ThreadController {
         }
         this.apply(part);
       }
-      if (this.view.threadId !== threadId) return;
+      // Stopped (or switched away): the stream ends quietly, and what the view shows stays as it is.
+      if (abort.signal.aborted || this.view.threadId !== threadId) return;
       if (this.view.phase !== "error" && this.view.phase !== "cancelled") this.set({ ...this.view, phase: "done", streamingIds: [] });
       forgetRun(this.storage, threadId);
       this.onRunFinished?.(threadId);
@@ -244,7 +247,8 @@ export class ThreadController {
   async stop(): Promise<void> {
     const { threadId, runId } = this.view;
     this.abort?.abort();
-    this.set({ ...this.view, phase: "cancelled", streamingIds: [] });
+    // The stream is closed now, so no task_cancelled event will arrive: the cards say it themselves.
+    this.set({ ...this.view, phase: "cancelled", streamingIds: [], subtasks: cancelRunning(this.view.subtasks) });
     if (threadId) forgetRun(this.storage, threadId);
     if (threadId && runId) {
       try {

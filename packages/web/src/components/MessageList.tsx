@@ -78,9 +78,15 @@ export function MessageList(props: {
           return <ClarificationCard key={item.id} request={item.request} answered={item.answered} disabled={streaming} onAnswer={(a) => onAnswer(item, a)} />;
         }
         const last = i === items.length - 1;
+        // A turn that ended in the model-error answer offers one Retry, on that answer: it reruns the turn (as
+        // Regenerate does, so a reload does not lose it), and the turn's own Retry action is not shown beside it.
+        const fallbackAt = item.parts.reduce((acc, p, idx) => (p.kind === "text" && p.errorFallback ? idx : acc), -1);
+        const failed = fallbackAt >= 0 && fallbackAt === item.parts.length - 1;
+        const retryHere = !streaming && failed && i === lastAssistant;
+        const retryTurn = () => (onRegenerate && item.lastAiId ? onRegenerate(item.lastAiId) : onRetry());
         return (
           <div key={item.id} className="msg assistant" data-testid="assistant-message">
-            {item.parts.map((p) => {
+            {item.parts.map((p, partIndex) => {
               if (p.kind === "reasoning") {
                 return (
                   <details key={p.id} className="reasoning" open={streaming && last}>
@@ -93,8 +99,8 @@ export function MessageList(props: {
               return (
                 <div key={p.id} className={p.errorFallback ? "answer error-fallback" : "answer"} role={p.errorFallback ? "alert" : undefined}>
                   <Markdown text={p.text} />
-                  {p.errorFallback && !streaming && (
-                    <button type="button" className="retry" onClick={onRetry}>
+                  {retryHere && partIndex === fallbackAt && (
+                    <button type="button" className="retry" onClick={retryTurn}>
                       Retry
                     </button>
                   )}
@@ -103,9 +109,14 @@ export function MessageList(props: {
             })}
             {!(streaming && last) && <Sources sources={collectSources(item.parts)} />}
             {streaming && last && <span className="typing" aria-label="Assistant is responding">●●●</span>}
+            {item.stopped && !(streaming && last) && (
+              <div className="stopped-marker" data-testid="stopped-marker" role="note">
+                Stopped
+              </div>
+            )}
             {!streaming && item.lastAiId && (onRegenerate || onBranch) && (
               <div className="msg-actions">
-                {onRegenerate && i === lastAssistant && (
+                {onRegenerate && i === lastAssistant && !failed && (
                   <button type="button" className="msg-action" aria-label="Regenerate answer" onClick={() => onRegenerate(item.lastAiId!)}>
                     Retry
                   </button>

@@ -85,7 +85,7 @@ export type AssistantPart =
 /** One visible block of the conversation. */
 export type ViewItem =
   | { kind: "human"; id: string; text: string; files: FileRef[]; remembered?: string[] }
-  | { kind: "assistant"; id: string; parts: AssistantPart[]; lastAiId?: string }
+  | { kind: "assistant"; id: string; parts: AssistantPart[]; lastAiId?: string; stopped?: boolean }
   | { kind: "clarification"; id: string; request: ClarificationRequest; answered: boolean };
 
 function resultText(m: WireMessage): string {
@@ -144,7 +144,7 @@ function rememberedFacts(messages: readonly WireMessage[]): Map<string, string[]
  * steps paired with their results by tool_call_id) and clarification cards. Hidden messages are dropped,
  * but a hidden clarification answer still marks the preceding card as answered.
  */
-export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & Partial<Pick<ThreadView, "subtasks">>, streaming = false): ViewItem[] {
+export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & Partial<Pick<ThreadView, "subtasks" | "phase">>, streaming = false): ViewItem[] {
   const items: ViewItem[] = [];
   const results = new Map<string, WireMessage>();
   for (const m of view.messages) if (m.type === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
@@ -218,5 +218,20 @@ export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & P
       });
     }
   }
+  markStopped(items, view.phase === "cancelled");
   return items;
+}
+
+/**
+ * Marks the turns the user stopped: the last one while the view says the run was just cancelled, and any turn
+ * with a sub-agent that ended "cancelled" (what a stopped run leaves in the thread, so a reload says it too).
+ */
+function markStopped(items: ViewItem[], justCancelled: boolean): void {
+  let last: Extract<ViewItem, { kind: "assistant" }> | undefined;
+  for (const it of items) {
+    if (it.kind !== "assistant") continue;
+    last = it;
+    if (it.parts.some((p) => p.kind === "tool" && p.step.subtask?.status === "cancelled")) it.stopped = true;
+  }
+  if (justCancelled && last && items[items.length - 1] === last) last.stopped = true;
 }

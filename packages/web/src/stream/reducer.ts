@@ -136,6 +136,9 @@ export function applyStreamPart(view: ThreadView, part: StreamPart, now = Date.n
       return next;
     }
     case "error": {
+      // The model failed and the turn already ends in the answer that says so (with its Retry): the run's error
+      // frame repeats it, so no banner (and no second Retry) is added on top.
+      if (endsInErrorAnswer(next.messages)) return { ...next, phase: "error", streamingIds: [] };
       const d = part.data as { message?: string; error?: string; name?: string } | null;
       const text = d?.message || d?.error || "The run failed";
       return { ...next, phase: "error", error: text };
@@ -147,4 +150,14 @@ export function applyStreamPart(view: ThreadView, part: StreamPart, now = Date.n
     default:
       return next;
   }
+}
+
+/** True when the last AI message is the model-error answer (`deerflow_error_fallback`) and nothing came after it. */
+export function endsInErrorAnswer(messages: readonly WireMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.type === "human") return false;
+    if (m.type === "ai") return m.additional_kwargs?.deerflow_error_fallback === true;
+  }
+  return false;
 }

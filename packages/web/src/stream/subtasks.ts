@@ -35,6 +35,16 @@ export interface Subtask {
   usage?: SubtaskUsage;
 }
 
+/** The note of a card whose sub-agent was stopped before it reported back. */
+export const STOPPED_BEFORE_RESULT = "Stopped before this sub-agent reported back.";
+
+/** Every card still running marked "cancelled" (the user stopped the run). */
+export function cancelRunning(subtasks: Record<string, Subtask>): Record<string, Subtask> {
+  const out: Record<string, Subtask> = {};
+  for (const [id, t] of Object.entries(subtasks)) out[id] = t.status === "running" ? { ...t, status: "cancelled", error: t.error ?? STOPPED_BEFORE_RESULT } : t;
+  return out;
+}
+
 const TERMINAL: Record<string, SubtaskStatus> = {
   task_completed: "completed",
   task_failed: "failed",
@@ -110,14 +120,18 @@ export function applyTaskEvent(subtasks: Record<string, Subtask>, data: unknown)
  */
 export function subtaskFor(call: ToolCall, result: WireMessage | undefined, live: Subtask | undefined, streaming: boolean): Subtask {
   const args = call.args ?? {};
-  const base: Subtask = live ?? { taskId: call.id ?? "", status: result || !streaming ? "failed" : "running", steps: [] };
+  // No result and no run: the run was stopped (or its process died) before the sub-agent reported back. That is
+  // "cancelled", as the harness stores it and the CLI prints it, never a card that spins on or says "failed".
+  const ended = !result && !streaming;
+  const seed: Subtask | undefined = live && ended && live.status === "running" ? { ...live, status: "cancelled" } : live;
+  const base: Subtask = seed ?? { taskId: call.id ?? "", status: result ? "failed" : streaming ? "running" : "cancelled", steps: [] };
   const card: Subtask = {
     ...base,
     description: base.description ?? (typeof args.description === "string" ? args.description : undefined),
     subagentType: typeof args.subagent_type === "string" ? args.subagent_type : base.subagentType,
   };
   if (!result) {
-    if (!live && !streaming) card.error = card.error ?? "No result was recorded for this sub-agent.";
+    if (ended) card.error = card.error ?? STOPPED_BEFORE_RESULT;
     return card;
   }
   const k = result.additional_kwargs ?? {};

@@ -1,49 +1,14 @@
-/** Wire and view types for the LangGraph-compatible stream as the UI consumes it. */
+/** View types of a thread as the UI shows it; the wire shapes are the gateway's own (`harness/src/wire`). */
+import type { WireContentBlock, WireMessage, WireStreamPart, WireToolCall, WireToolCallChunk } from "@deerflow-ts/harness/wire";
 import type { Subtask } from "./subtasks";
 
-/** A content block inside a LangChain message. */
-export interface ContentBlock {
-  type: string;
-  text?: string;
-  thinking?: string;
-  [key: string]: unknown;
-}
-
+/** A content block of a serialized message. */
+export type ContentBlock = WireContentBlock;
 /** A parsed tool call on an AI message. */
-export interface ToolCall {
-  id?: string;
-  name: string;
-  args: Record<string, unknown>;
-  type?: string;
-}
-
+export type ToolCall = WireToolCall;
 /** A streaming tool-call delta; merged by `index`. */
-export interface ToolCallChunk {
-  id?: string | null;
-  name?: string | null;
-  args?: string | null;
-  index?: number | null;
-  type?: string;
-}
-
-/** A LangChain-serialised message (also covers `AIMessageChunk` deltas). */
-export interface WireMessage {
-  type: string;
-  id?: string;
-  content: string | ContentBlock[];
-  name?: string | null;
-  additional_kwargs?: Record<string, unknown>;
-  response_metadata?: Record<string, unknown>;
-  tool_calls?: ToolCall[];
-  tool_call_chunks?: ToolCallChunk[];
-  invalid_tool_calls?: unknown[];
-  tool_call_id?: string;
-  status?: string;
-  artifact?: unknown;
-  usage_metadata?: unknown;
-  run_id?: string;
-  [key: string]: unknown;
-}
+export type ToolCallChunk = WireToolCallChunk;
+export type { WireMessage };
 
 /** One item of the plan-mode todo list. */
 export interface Todo {
@@ -87,9 +52,5 @@ export interface ThreadView {
   subtasks: Record<string, Subtask>;
 }
 
-/** One SSE part as yielded by the SDK (`{event, data, id}`). */
-export interface StreamPart {
-  event: string;
-  data: unknown;
-  id?: string;
-}
+/** One SSE frame of a run's stream (`{event, data, id}`). */
+export type StreamPart = WireStreamPart;

@@ -4,10 +4,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { appConfigFromText, createChatModel, DeerFlowRuntime } from "@deerflow/harness";
-import type { ChatModel } from "@deerflow/harness";
-import { startServer } from "@deerflow/server";
-import type { Gateway } from "@deerflow/server";
+import { appConfigFromText, createChatModel, DeerFlowRuntime } from "@deerflow-ts/harness";
+import type { ChatModel } from "@deerflow-ts/harness";
+import { startServer } from "@deerflow-ts/server";
+import type { Gateway } from "@deerflow-ts/server";
 
 /** Debian's chromium package. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -21,14 +21,20 @@ export function chromiumAvailable(what: string): boolean {
   return ok;
 }
 
+/**
+ * The build's environment: NODE_ENV is production, as for the shipped UI. vitest sets NODE_ENV=test, and
+ * vite follows it into a development build of React (about 60 KB gzip more, and not what users get).
+ */
+export const BUILD_ENV: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production" };
+
 /** Build the UI into its own folder, so test files building in parallel never share an output dir. */
 export function buildWebDist(outDir: string): void {
-  execSync(`npx vite build --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore" });
+  execSync(`npx vite build --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore", env: BUILD_ENV });
 }
 
 /** Build the test-only page harness (`page-harness/`, renders one page by `?page=`) into `outDir`. */
 export function buildPageHarness(outDir: string): void {
-  execSync(`npx vite build --config test/e2e/page-harness/vite.config.ts --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore" });
+  execSync(`npx vite build --config test/e2e/page-harness/vite.config.ts --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore", env: BUILD_ENV });
 }
 
 /** A headless browser with one 1280×800 page. */

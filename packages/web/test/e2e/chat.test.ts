@@ -4,14 +4,15 @@
  * Requires /usr/bin/chromium (Debian package `chromium`); skipped with a visible reason when absent.
  * `bash` runs in bubblewrap (Debian package `bubblewrap`) when it works, else on the host (local provider).
  */
-import { execSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contentText } from "@deerflow/harness";
-import type { ModelRequest } from "@deerflow/harness";
+import { contentText } from "@deerflow-ts/harness";
+import type { ModelRequest } from "@deerflow-ts/harness";
+import { INITIAL_JS_BUDGET_KB, measureBundle } from "../../scripts/initial-js.mjs";
+import { buildWebDist } from "./browser";
 import { BWRAP_OK, CSV_TEXT, PNG_BASE64, PNG_BYTES, REPORT_MD, slowText, startScriptedGateway, userInput, type ScriptedGateway } from "./scripted-gateway";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -77,7 +78,7 @@ async function threadIdFromUrl(): Promise<string> {
 
 describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real lead agent, scripted model)", () => {
   beforeAll(async () => {
-    execSync("npx vite build", { cwd: webRoot, stdio: "ignore" });
+    buildWebDist(dist);
     server = await startScriptedGateway(dist);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -92,6 +93,17 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real
   afterAll(async () => {
     await browser?.close();
     await server?.close();
+  });
+
+  it(`the JavaScript index.html loads eagerly stays within ${INITIAL_JS_BUDGET_KB} KB gzip (the build these tests run)`, () => {
+    const m = measureBundle(dist);
+    // The chat view's own client: no general-purpose SDK in the first load (it alone was ~120 KB gzip).
+    const initial = m.initial.map((c) => fs.readFileSync(path.join(dist, c.file), "utf8")).join("\n");
+    expect(initial).not.toContain("Exceeded maximum SSE reconnection attempts");
+    expect(m.initial.length).toBeGreaterThan(0);
+    expect(m.initialBytes / 1024).toBeLessThanOrEqual(INITIAL_JS_BUDGET_KB);
+    // KaTeX stays out of the first load.
+    expect(m.lazy.some((c) => c.file.includes("katex"))).toBe(true);
   });
 
   it("streams an answer token by token with Markdown, highlighted code, a table and KaTeX math; the title appears", async () => {
@@ -315,6 +327,31 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real
     // after a reload the cards come back from the task results' status metadata
     await page.reload();
     await page.locator('[data-testid="subagent-card"][data-status="completed"]').nth(1).waitFor({ timeout: 10_000 });
+    await page.getByLabel("Sub-agents").uncheck();
+  });
+
+  it("Stop while sub-agents work: their cards say cancelled (also reopened), the turn is marked stopped", async () => {
+    await newChat();
+    await page.getByLabel("Sub-agents").check();
+    await send("delegate and hold");
+    // Both children are inside their model call when the user stops.
+    await expect.poll(() => server.requests.filter((r) => !r.tools.some((t) => t.name === "task") && r.messages.some((m) => contentText(m.content).includes("subtask hold"))).length, { timeout: 15_000 }).toBe(2);
+    await page.locator('[data-testid="subagent-card"][data-status="running"]').nth(1).waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    for (const w of ["alpha", "beta"]) {
+      await expect.poll(() => page.locator(`[data-testid="subagent-card"][data-task-id="call_hold_${w}"]`).getAttribute("data-status")).toBe("cancelled");
+    }
+    await lastAssistant().getByTestId("stopped-marker").waitFor();
+    // The thread keeps how each delegation ended: "cancelled", the status the CLI prints too.
+    const id = await threadIdFromUrl();
+    await expect
+      .poll(async () => ((await threadState(id)).messages as Array<{ type: string; name?: string; additional_kwargs?: Record<string, unknown> }>).filter((m) => m.type === "tool" && m.name === "task").map((m) => m.additional_kwargs?.subagent_status), { timeout: 10_000 })
+      .toEqual(["cancelled", "cancelled"]);
+    await page.reload();
+    await page.locator('[data-testid="subagent-card"][data-status="cancelled"]').nth(1).waitFor({ timeout: 10_000 });
+    expect(await page.locator('[data-testid="subagent-card"][data-status="running"], [data-testid="subagent-card"][data-status="failed"]').count()).toBe(0);
+    await lastAssistant().getByTestId("stopped-marker").waitFor();
     await page.getByLabel("Sub-agents").uncheck();
   });
 

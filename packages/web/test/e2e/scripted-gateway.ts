@@ -18,12 +18,12 @@ import {
   probeBwrap,
   sandboxRunAs,
   SqliteCheckpointStore,
-} from "@deerflow/harness";
-import type { ChatModel, ModelRequest, ModelStreamPart } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
-import type { ScriptStep } from "@deerflow/harness/testing";
-import { startServer } from "@deerflow/server";
-import type { Gateway, GatewayOptions } from "@deerflow/server";
+} from "@deerflow-ts/harness";
+import type { ChatModel, ModelRequest, ModelStreamPart } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
+import type { ScriptStep } from "@deerflow-ts/harness/testing";
+import { startServer } from "@deerflow-ts/server";
+import type { Gateway, GatewayOptions } from "@deerflow-ts/server";
 
 export const SLOW_WORDS = 120;
 export const SLOW_PACE_MS = 60;
@@ -128,6 +128,12 @@ export function route(request: ModelRequest): ScriptStep {
   const lastTool = [...after].reverse().find((m) => m.type === "tool");
 
   // Sub-agents: a child's task message starts with "subtask" (it is offered no `task` tool); the lead delegates two.
+  // Sub-agents that are still working when the user presses Stop (their model call would take a minute).
+  if (words.startsWith("subtask hold") && !request.tools.some((t) => t.name === "task")) return { delayMs: 60_000, text: "never" };
+  if (words.includes("delegate and hold") && request.tools.some((t) => t.name === "task")) {
+    if (step === 0) return { toolCalls: ["alpha", "beta"].map((w) => ({ name: "task", id: `call_hold_${w}`, args: { description: `Hold ${w}`, prompt: `subtask hold ${w}`, subagent_type: "researcher" } })) };
+    return "Both held sub-agents reported back.";
+  }
   if (words.startsWith("subtask") && !request.tools.some((t) => t.name === "task")) {
     if (step === 0) return { delayMs: 300, text: `Looking into ${words.slice(8)}.`, toolCalls: [{ name: "ls", id: `call_ls_${words.slice(8)}`, args: { description: "Look around", path: "/mnt/user-data/workspace" } }] };
     return { delayMs: 300, text: `Found 3 facts about ${words.slice(8)}.` };
