@@ -127,7 +127,8 @@ export function createLeadAgentFactory(options: LeadAgentFactoryOptions): LeadAg
   const modelFactory = options.modelFactory ?? ((cfg, name, opts) => createChatModel(cfg, name, opts));
   const checkpointer = asCheckpointer(options.checkpointer);
   const initial = getConfig();
-  const sandboxProvider = options.sandboxProvider ?? createSandboxProvider(initial.sandbox, { baseDir, warn });
+  // The providers' lines start with `[deerflow]` already and `warn` adds it: the provider's copy is dropped.
+  const sandboxProvider = options.sandboxProvider ?? createSandboxProvider(initial.sandbox, { baseDir, warn: (m) => warn(m.replace(/^\[deerflow\] /, "")) });
   const capabilities = options.capabilities ?? LEAD_CAPABILITIES;
   const agentStore = options.agentStore ?? new FileAgentStore(baseDir);
   const shared = new WeakMap<AppConfig, SharedLeadMiddlewares>();

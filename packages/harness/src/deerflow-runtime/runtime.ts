@@ -203,7 +203,8 @@ export class DeerFlowRuntime {
       // this machine, refuses the start (what was opened above is closed again), never the first run.
       let provider: SandboxProvider;
       try {
-        provider = createSandboxProvider(config?.sandbox, { baseDir: dataDir, ...skillsMount, warn: (m) => log(`[deerflow] ${m}`) });
+        // The providers' lines carry their own `[deerflow] sandbox:` prefix: passed through as they are.
+        provider = createSandboxProvider(config?.sandbox, { baseDir: dataDir, ...skillsMount, warn: log });
       } catch (err) {
         await agentStore.close();
         await runBackends.close();

@@ -16,7 +16,10 @@ export interface CreateSandboxProviderOptions {
   /** Host skills directory, or a per-user one (see the providers' `skillsPath`). */
   skillsPath?: string | ((userId: string) => string);
   skillsContainerPath?: string;
-  /** Where the "no isolation" warning goes (default console.warn). */
+  /**
+   * Where the providers' warnings go (default console.warn): complete lines, each already starting with
+   * `[deerflow]`, so a sink must not add the prefix again.
+   */
   warn?(message: string): void;
 }
 

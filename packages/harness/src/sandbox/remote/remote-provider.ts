@@ -202,7 +202,7 @@ export class RemoteSandboxProvider implements SandboxProvider {
     try {
       await this.client.delete(provisionerSandboxId(userId, threadId));
     } catch (err) {
-      this.warn(`could not delete the sandbox of deleted thread ${threadId} through the provisioner: ${(err as Error).message}`);
+      this.warn(`[deerflow] sandbox: could not delete the sandbox of deleted thread ${threadId} through the provisioner: ${(err as Error).message}`);
     }
   }
 
