@@ -140,3 +140,15 @@ export class TurnRenderer {
     this.breakLine();
   }
 }
+
+/**
+ * The token line of a turn: the run record's total (what the gateway's
+ * token-usage route reports), its input/output split, and the split by caller
+ * (lead agent, sub-agents, middleware) when the client reported one.
+ */
+export function usageSummary(usage: ClientUsage): string {
+  const parts = [`${usage.total_tokens} (${usage.input_tokens} in / ${usage.output_tokens} out)`];
+  const by = usage.by_caller;
+  if (by) parts.push(`lead ${by.lead_agent} · sub-agents ${by.subagent} · middleware ${by.middleware}`);
+  return parts.join(" · ");
+}

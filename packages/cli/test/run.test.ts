@@ -31,7 +31,7 @@ describe("deerflow run (against the scripted HTTP server)", { timeout: 60_000 },
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Deer can run at sixty kilometres per hour.");
-    expect(r.stdout).toMatch(/tokens: 12 in \/ 9 out/);
+    expect(r.stdout).toMatch(/tokens: 21 \(12 in \/ 9 out\) · lead 21 · sub-agents 0 · middleware 0 · thread /);
     // the request really went to the server, with the key from .env
     const last = server.requests.at(-1)!;
     expect(JSON.stringify(last.body)).toContain("How fast are deer?");

@@ -7,7 +7,7 @@ import { unknownKeysOfConfigFile } from "../../../harness/src/config";
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import { LineInput } from "../io";
 import type { Terminal } from "../io";
-import { TurnRenderer } from "../render";
+import { TurnRenderer, usageSummary } from "../render";
 import { localUserNote } from "../user-admin";
 
 /** Help of `deerflow chat`. */
@@ -79,6 +79,7 @@ export async function chatCommand(argv: string[], term: Terminal): Promise<numbe
       }
       const artifacts = await producedArtifacts(client.threadPaths(threadId), renderer.artifacts, started);
       for (const a of artifacts) term.line(term.style("gray", `  📄 ${a.virtualPath}  ${a.hostPath}`));
+      term.line(term.style("gray", `tokens: ${usageSummary(renderer.usage)}`));
       const thread = await client.getThread(threadId);
       return findClarificationRequest((thread.values.messages as Record<string, unknown>[] | undefined) ?? []);
     } catch (err) {

@@ -9,7 +9,7 @@ import { producedArtifacts } from "../artifacts";
 import { openCheckedClient } from "../client-setup";
 import { COMMON_HELP, commonOptions, describeError, FixedError, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
-import { TurnRenderer } from "../render";
+import { TurnRenderer, usageSummary } from "../render";
 import { localUserNote } from "../user-admin";
 
 /** Help of `deerflow run`. */
@@ -94,7 +94,7 @@ export async function runCommand(argv: string[], term: Terminal): Promise<number
         term.line(term.style("bold", "Artifacts:"));
         for (const a of artifacts) term.line(`  ${a.virtualPath}  ${term.style("gray", a.hostPath)}`);
       }
-      term.line(term.style("gray", `tokens: ${usage.input_tokens} in / ${usage.output_tokens} out · thread ${threadId}`));
+      term.line(term.style("gray", `tokens: ${usageSummary(usage)} · thread ${threadId}`));
     }
     return 0;
   } catch (err) {

@@ -20,6 +20,7 @@ import { buildModelsResponse, threadDetailResponse, threadSummaryResponse, toJso
 import type { ModelsResponse, ThreadResponse } from "./gateway-shapes";
 import { importLegacyThreadIndex } from "./legacy-thread-index";
 import { ClientStreamTranslator } from "./stream-translator";
+import { clientUsageOfRun } from "./usage";
 import type { ClientRunOptions, ClientStreamEvent, DeerFlowClientOptions } from "./types";
 import type { MemoryDocument } from "../memory";
 import { readMcpConfig, updateMcpConfig } from "../mcp";
@@ -270,7 +271,10 @@ export class DeerFlowClient {
       const err = result.error ?? new DeerFlowError("run_failed", "The run failed");
       throw err;
     }
-    yield { type: "end", data: { usage: { ...translator.usage }, thread_id: threadId, run_id: runId, status: result.status } };
+    // The run record counts every model call of the turn (sub-agents and middleware too); the streamed messages only the lead agent's.
+    const record = await stores.runs.get(runId);
+    const usage = record ? clientUsageOfRun(record.usage) : { ...translator.usage };
+    yield { type: "end", data: { usage, thread_id: threadId, run_id: runId, status: result.status } };
   }
 
   /**

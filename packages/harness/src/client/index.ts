@@ -1,6 +1,7 @@
 export { DeerFlowClient } from "./client";
 export type { ClientArtifact } from "./client";
 export { ClientStreamTranslator, serializeClientMessage } from "./stream-translator";
+export { clientUsageOfRun, clientUsageOfRunResponse } from "./usage";
 export { importLegacyThreadIndex, LEGACY_THREAD_INDEX_PATH } from "./legacy-thread-index";
 export { buildHumanInputResponse, findClarificationRequest } from "./human-input";
 export type { HumanInputAnswer, PendingClarification } from "./human-input";
@@ -23,6 +24,7 @@ export type {
   ClientRunOptions,
   ClientStreamEvent,
   ClientUsage,
+  ClientUsageByCaller,
   DeerFlowClientOptions,
 } from "./types";
 export { MemoryUnavailableError } from "./memory";

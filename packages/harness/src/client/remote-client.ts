@@ -20,7 +20,8 @@ import type { RemoteRunOutcome } from "./remote-stream";
 import { RemoteTransport } from "./remote-transport";
 import type { RemoteTransportOptions } from "./remote-transport";
 import { ClientStreamTranslator } from "./stream-translator";
-import type { ClientRunOptions, ClientStreamEvent } from "./types";
+import type { ClientRunOptions, ClientStreamEvent, ClientUsage } from "./types";
+import { clientUsageOfRunResponse } from "./usage";
 
 /** Options of `new RemoteDeerFlowClient(...)`: where the server is, the token, and per-client run defaults. */
 export interface RemoteDeerFlowClientOptions extends RemoteTransportOptions {
@@ -146,12 +147,15 @@ export class RemoteDeerFlowClient {
     const runId = outcome.runId;
     if (outcome.error) throw new RemoteRunError(outcome.error.message, { threadId, runId, errorName: outcome.error.name });
     let status = "success";
+    let usage: ClientUsage = { ...translator.usage };
     if (runId) {
-      const rec = await this.http.json<{ status: string; error?: string | null }>("GET", threadPath(threadId, `/runs/${encodeURIComponent(runId)}`), { signal }, runStatusSchema);
+      const rec = await this.http.json<{ status: string; error?: string | null } & Record<string, unknown>>("GET", threadPath(threadId, `/runs/${encodeURIComponent(runId)}`), { signal }, runStatusSchema);
       status = rec.status;
       if (FAILED.has(status)) throw new RemoteRunError(rec.error ?? `The run ended with status ${status}`, { threadId, runId, status });
+      // the run record's totals include sub-agent and middleware calls, which the streamed messages leave out
+      usage = clientUsageOfRunResponse(rec) ?? usage;
     }
-    yield { type: "end", data: { usage: { ...translator.usage }, thread_id: threadId, run_id: runId ?? "", status } };
+    yield { type: "end", data: { usage, thread_id: threadId, run_id: runId ?? "", status } };
   }
 
   /** Run one turn and return the final answer text (or the clarification question it ended with), as the embedded client does. */

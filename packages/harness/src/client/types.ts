@@ -68,14 +68,28 @@ export interface ClientRunOptions {
   context?: Record<string, unknown>;
 }
 
-/** Cumulative token usage of one turn. */
+/** Tokens of one turn by caller, as the gateway's `token-usage` route splits them. */
+export interface ClientUsageByCaller {
+  lead_agent: number;
+  subagent: number;
+  middleware: number;
+}
+
+/**
+ * Cumulative token usage of one turn. In the `end` event it is the run
+ * record's figures (lead agent + sub-agents + middleware model calls), the same
+ * totals the gateway reports for the run; `by_caller` is the split. Streamed
+ * messages carry only the lead agent's usage, so a sum of them is lower.
+ */
 export interface ClientUsage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  /** Present when the run record was read (the `end` event of both clients). */
+  by_caller?: ClientUsageByCaller;
 }
 
-/** One event of {@link DeerFlowClient.stream} (inventory §12). */
+/** One event of {@link DeerFlowClient.stream} (DeerFlow's embedded client event types). */
 export type ClientStreamEvent =
   | { type: "values"; data: { title: string | null; messages: Record<string, unknown>[]; artifacts: string[]; [key: string]: unknown } }
   | { type: "messages-tuple"; data: Record<string, unknown> }
