@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -45,7 +45,9 @@ describe("README quick start", () => {
     expect(stdout).toMatch(/Artifacts:\n {2}\/mnt\/user-data\/outputs\/deerflow-demo\.md {2}(\S+deerflow-demo\.md)/);
     const host = /Artifacts:\n {2}\S+ {2}(\S+)/.exec(stdout)![1];
     expect(readFileSync(host, "utf8")).toContain("> write a report to outputs");
-    expect(readFileSync(join(work, "config.yaml"), "utf8")).toContain("http://127.0.0.1:8787/v1");
-    expect(readFileSync(join(work, ".env"), "utf8").length).toBeGreaterThan(0);
+    // the config lands in a directory of its own: none is left where `npm start` would pick it up instead of the demo
+    expect(existsSync(join(work, "config.yaml"))).toBe(false);
+    expect(readFileSync(join(work, "try-cli", "config.yaml"), "utf8")).toContain("http://127.0.0.1:8787/v1");
+    expect(readFileSync(join(work, "try-cli", ".env"), "utf8").length).toBeGreaterThan(0);
   }, 120_000);
 });

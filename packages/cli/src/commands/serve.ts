@@ -127,6 +127,7 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
   const auth = resolveAuthSettings(configManager?.get().auth, process.env);
   const sharing = runSharing(configManager?.get());
   if (!worker) checkWorkersAllowed(workers, configManager?.get(), demoMode);
+  if (!worker && configManager) term.line(configBanner(configManager.getLoaded().path, !!values.demo));
   // before anything starts: a refused exposure leaves nothing behind
   const exposureWarning = await checkServeHost(host, values["allow-unauthenticated"] === true, auth);
   if (exposureWarning && !worker) term.error(exposureWarning);
@@ -136,7 +137,7 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
   if (demoMode) {
     demo = await startDemoModel();
     config = demo.config;
-    term.line("No config.yaml found: starting in DEMO mode with the scripted demo model (a test double, not an LLM).");
+    term.line(`No config.yaml found (looked for ${searchedConfigPaths(common.cwd).join(", ")}): starting in DEMO mode with the scripted demo model (a test double, not an LLM).`);
     term.line("For any message it walks through a scripted task: it writes and presents a small report.");
     term.line(`Run \`${demo.configureCommand}\` to configure a real provider.`);
   }
@@ -213,9 +214,29 @@ function openConfig(common: { configPath?: string; cwd: string }, log: (m: strin
   }
 }
 
+/**
+ * The line naming the config file `serve` runs on (absolute path). With
+ * `--demo` it also says why there is no demo: a config.yaml left in the
+ * directory (e.g. by `deerflow init`) ends demo mode, which is never silent.
+ */
+export function configBanner(configPath: string, demoAsked: boolean): string {
+  const line = `Config: ${path.resolve(configPath)}`;
+  return demoAsked ? `${line} (--demo is ignored: it applies only when no config.yaml is found; move or delete this file for the demo)` : line;
+}
+
 /** The URL a browser on this machine opens for a wildcard bind (0.0.0.0 / ::). */
 function browsableUrl(url: string): string {
   return url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:");
+}
+
+/** The config.yaml paths the normal lookup tried from `cwd` (the demo banner names them). */
+function searchedConfigPaths(cwd: string): string[] {
+  try {
+    return [resolveConfigPath({ cwd })];
+  } catch (err) {
+    const searched = err instanceof ConfigError ? err.details.searched : undefined;
+    return Array.isArray(searched) ? searched.map(String) : [path.join(cwd, "config.yaml")];
+  }
 }
 
 /** Whether a config.yaml would be found from `cwd` (the normal lookup order). */
