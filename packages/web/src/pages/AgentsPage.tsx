@@ -93,9 +93,9 @@ export function AgentsPage({ models, onChat, onClose }: AgentsPageProps) {
       </div>
       <ErrorBanner error={error} onDismiss={() => setError(undefined)} />
       {enabled === false && (
-        <p className="agents-disabled muted">
-          The custom-agents API is disabled on this server. Set <code>agents_api.enabled: true</code> in config.yaml (or run{" "}
-          <code>deerflow init</code>) to manage agents.
+        // One sentence, one fix: the gateway reads agents_api from config.yaml on every request, so a reload is enough.
+        <p className="agents-disabled muted" data-testid="agents-disabled">
+          Custom agents are off on this server: set <code>agents_api.enabled: true</code> in config.yaml, then reload this page.
         </p>
       )}
       {enabled && (
