@@ -19,6 +19,7 @@ import { bashOffFinding } from "./doctor-bash-hint";
 import { mcpFindings } from "./doctor-mcp";
 import { serviceFindings } from "./doctor-services";
 import { dockerFindings, sandboxUseFinding, selectsDocker } from "./doctor-docker";
+import { provisionerFindings, selectsProvisioner } from "./doctor-provisioner";
 
 /** Help of `deerflow doctor`. */
 export const DOCTOR_HELP = `Usage: deerflow doctor [options]
@@ -263,8 +264,17 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
     }
     if (dockerConfig) findings.push(...(await dockerFindings(dockerConfig, env, opts.timeoutMs)));
   }
+  // `provisioner_url` selects the remote backend (with or without `use`): reachable, and the key accepted.
+  let usesRemote = false;
+  try {
+    const remoteConfig = parseSandboxConfig(config?.sandbox ?? {});
+    usesRemote = selectsProvisioner(remoteConfig);
+    if (usesRemote) findings.push(...(await provisionerFindings(remoteConfig, env, opts.timeoutMs)));
+  } catch {
+    // an invalid sandbox section is already reported by the config check
+  }
   const bwrap = whichOnPath("bwrap");
-  if (usesDocker || unsupportedUse) {
+  if (usesDocker || usesRemote || unsupportedUse) {
     // bubblewrap is not the sandbox here: nothing to say about it
   } else if (!bwrap) {
     findings.push({
@@ -288,8 +298,8 @@ export async function runDoctor(opts: { configPath?: string; dataDir: string; cw
           : "Enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / AppArmor userns policy) or run as root.",
       });
   }
-  if (sandboxUse && !needsBwrap && !usesDocker && !unsupportedUse && sandboxUse !== "auto") findings.push({ check: "sandbox", level: "warn", message: `sandbox.use is '${sandboxUse}': agent commands run on the host without isolation`, fix: "Set sandbox.use: bwrap to isolate them." });
-  if (bwrap && (needsBwrap || !sandboxUse || sandboxUse === "auto")) {
+  if (sandboxUse && !needsBwrap && !usesDocker && !usesRemote && !unsupportedUse && sandboxUse !== "auto") findings.push({ check: "sandbox", level: "warn", message: `sandbox.use is '${sandboxUse}': agent commands run on the host without isolation`, fix: "Set sandbox.use: bwrap to isolate them." });
+  if (bwrap && !usesRemote && (needsBwrap || !sandboxUse || sandboxUse === "auto")) {
     let sandboxConfig: SandboxConfig | undefined;
     try {
       sandboxConfig = parseSandboxConfig(config?.sandbox ?? {});

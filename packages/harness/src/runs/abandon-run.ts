@@ -1,7 +1,8 @@
 import { isoNow } from "../clock";
-import { errorMessage } from "../errors";
+import { errorMessage, hasErrorCode } from "../errors";
 import type { PersistenceStores, RunRecordStatus } from "../persistence";
 import type { RunBackends, StreamBridge } from "./backend-types";
+import { claimLease } from "./lease-keeper";
 import { TERMINAL } from "./local-run";
 
 /** Where an orphaned run is ended. */
@@ -10,6 +11,8 @@ export interface OrphanContext {
   backends: RunBackends;
   bridge: StreamBridge;
   log: (message: string) => void;
+  /** Epoch ms, as the leases count time. */
+  clock: () => number;
 }
 
 /** How an orphaned run ends. */
@@ -19,6 +22,12 @@ export interface OrphanEnd {
   /** Publish `error` with this payload before the end marker. */
   event?: { message: string; name: string; code?: string };
   stopReason?: string | null;
+  /**
+   * The epoch of this process's claim of the run's lease (shared backends):
+   * the record is written under it, so a process that lost the lease to a
+   * newer claim writes nothing and leaves the run to its new owner.
+   */
+  epoch?: number;
 }
 
 /**
@@ -33,7 +42,15 @@ export async function endOrphanRun(runId: string, end: OrphanEnd, at: OrphanCont
   if (!record || TERMINAL.has(record.status)) return;
   const ts = isoNow();
   const { status, error } = end;
-  await stores.runs.update(runId, { status, error, ...(end.stopReason !== undefined ? { stopReason: end.stopReason } : {}), updatedAt: ts });
+  const patch = { status, error, ...(end.stopReason !== undefined ? { stopReason: end.stopReason } : {}), updatedAt: ts };
+  try {
+    await stores.runs.update(runId, patch, backends.shared && end.epoch !== undefined ? { fence: { epoch: end.epoch } } : undefined);
+  } catch (err) {
+    if (!hasErrorCode(err, "run_stale_owner")) throw err;
+    // Another process claimed the run after this one did: ending it is the new owner's to do.
+    at.log(`run ${runId} was not ended here: another process owns it now`);
+    return;
+  }
   // A queued run never made the thread busy: the thread's status is its active run's, not this one's.
   if (record.status !== "pending") await stores.threads.update(record.threadId, { status: status === "success" ? "idle" : status, updatedAt: ts });
   try {
@@ -63,6 +80,20 @@ export const SECRETS_NOT_RESUMABLE = "secrets_not_resumable";
  * event's `code`) is `stopReason`: `resume_failed` unless the caller knows
  * better (`secrets_not_resumable`).
  */
-export function abandonRun(runId: string, message: string, at: OrphanContext, stopReason = "resume_failed"): Promise<void> {
-  return endOrphanRun(runId, { status: "error", error: message, event: { message, name: "RunResumeError", code: stopReason }, stopReason }, at);
+export async function abandonRun(runId: string, message: string, at: OrphanContext, stopReason = "resume_failed"): Promise<void> {
+  const end: OrphanEnd = { status: "error", error: message, event: { message, name: "RunResumeError", code: stopReason }, stopReason };
+  if (at.backends.shared) {
+    // Claimed again, for an epoch to write the record under: a process that resumed the run in the meantime holds a
+    // newer claim, and then this one must not mark its live run failed.
+    const now = at.clock();
+    const record = await at.stores.runs.get(runId);
+    if (!record) return;
+    const claimed = await claimLease(at.backends.leases, runId, record.threadId, at.backends.ownerId, now + at.backends.ownership.leaseMs, now);
+    if (!claimed) {
+      at.log(`run ${runId} was not ended here: another process holds its lease`);
+      return;
+    }
+    end.epoch = claimed.epoch;
+  }
+  return endOrphanRun(runId, end, at);
 }

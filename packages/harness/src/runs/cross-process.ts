@@ -51,15 +51,16 @@ export async function cancelElsewhere(runId: string, action: CancelAction, at: C
   const lease = await backends.leases.get(runId);
   const now = at.clock();
   const { graceMs, leaseMs } = backends.ownership;
-  if (lease && lease.expiresAt + graceMs < now && (await claimLease(backends.leases, runId, rec.threadId, backends.ownerId, now + leaseMs, now))) {
+  const claimed = lease && lease.expiresAt + graceMs < now ? await claimLease(backends.leases, runId, rec.threadId, backends.ownerId, now + leaseMs, now) : undefined;
+  if (claimed) {
     // Its owner died and nobody resumed it yet: it stops here instead of waiting for a takeover that would run it
     // on. The claim gave the lease a new epoch, so an owner that was only late can commit nothing more; the thread
     // slot stays the run's until it ended, so no queued run starts on a thread being rolled back.
     if (action === "rollback") {
       await at.rollbackRun(rec.threadId, runId);
-      await endOrphanRun(runId, { status: "error", error: ROLLED_BACK }, at);
+      await endOrphanRun(runId, { status: "error", error: ROLLED_BACK, epoch: claimed.epoch }, at);
     } else {
-      await endOrphanRun(runId, { status: "interrupted", error: null }, at);
+      await endOrphanRun(runId, { status: "interrupted", error: null, epoch: claimed.epoch }, at);
     }
     return false;
   }

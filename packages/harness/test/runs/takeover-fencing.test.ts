@@ -13,8 +13,8 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { freshPostgresDatabase } from "@deerflow/harness/testing";
-import type { FreshDatabase } from "@deerflow/harness/testing";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { DeerFlowRuntime } from "../../src/deerflow-runtime";
 import { openPostgresStorage } from "../../src/postgres";
 import type { PostgresStorage } from "../../src/postgres";
@@ -500,6 +500,26 @@ describe.skipIf(!PG || !REDIS)("run takeover on PostgreSQL + Redis: lease fencin
     await expect(runs.update(run.runId, { error: "no lease" }, { fence: { epoch: second } })).rejects.toMatchObject({ code: "run_stale_owner", details: { current_epoch: null } });
     await runs.update("no-such-run", { error: "x" }, { fence: { epoch: second } });
     expect(await runs.get(run.runId)).toMatchObject({ error: "current owner" });
+  });
+
+  it("ending a run as not resumable happens under a fresh lease claim: a run another process resumed meanwhile is left to it", async () => {
+    const a = await proc("A", [callGate, "never"]);
+    const b = await proc("B", [callGate, "finished on B"]);
+    const c = await proc("C", []);
+    const tid = thread();
+    const run = await a.service.create(request(tid, "resumed elsewhere"));
+    await a.gate.entered;
+    clock.now += LATE;
+    expect(await b.takeover.round()).toMatchObject({ resumed: [run.runId] });
+    await b.gate.entered;
+    // C's verdict on the same expired lease arrives late (its takeover round read the lease before B claimed it).
+    await c.service.abandon(run.runId, "cannot be resumed here");
+    expect(await c.runtime.stores.runs.get(run.runId)).toMatchObject({ status: "running", error: null });
+    expect(c.logs.join("\n")).toMatch(new RegExp(`run ${run.runId} was not ended here: another process holds its lease`));
+    b.gate.open();
+    expect((await b.service.get(run.runId)!.done).status).toBe("success");
+    const stream = await collect(b.service, run.runId);
+    expect(stream.some((i) => i.kind === "event" && i.event === "error")).toBe(false);
   });
 
   it("a run without secrets is resumed by the takeover (its stored settings suffice)", async () => {
