@@ -2,10 +2,10 @@ import re, os, sys
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packages", "harness", "src"))
 order = ["clock","errors","parsing","messages","state","tools","models","runtime","checkpoints","config","text","fs","sandbox","middlewares","guardrails","builtins","skills","memory","subagents","web-research","mcp","capabilities","agents","persistence","uploads","workspace","deerflow-runtime","runs","client","testing"]
 seen = {}
-out = ['/**', ' * @deerflow/harness — the agent harness (no HTTP). Public API.', ' * Generated from the subsystem index files by scripts/gen-harness-index.py; explicit names, no `export *`.', ' */']
+out = ['/**', ' * @deerflow-ts/harness — the agent harness (no HTTP). Public API.', ' * Generated from the subsystem index files by scripts/gen-harness-index.py; explicit names, no `export *`.', ' */']
 for sub in order:
     p = f"{sub}/index.ts"
-    if sub == "testing":  # exposed as @deerflow/harness/testing only
+    if sub == "testing":  # exposed as @deerflow-ts/harness/testing only
         continue
     if not os.path.exists(p):
         continue

@@ -23,7 +23,7 @@ function specifiers(file: string): string[] {
 }
 
 function violates(file: string, spec: string): boolean {
-  if (/^@deerflow\/(server|cli|web)(\/|$)/.test(spec)) return true;
+  if (/^(@deerflow-ts\/(server|web)|deerflow-ts)(\/|$)/.test(spec)) return true;
   if (spec.startsWith(".")) {
     const target = resolve(join(file, ".."), spec);
     const rel = relative(join(root, "packages"), target);
@@ -44,7 +44,7 @@ describe("layering", () => {
   it("the checker catches a violation (control)", () => {
     const fake = join(harnessSrc, "agents/x.ts");
     expect(violates(fake, "../../../server/src/app")).toBe(true);
-    expect(violates(fake, "@deerflow/cli")).toBe(true);
+    expect(violates(fake, "deerflow-ts")).toBe(true);
     expect(violates(fake, "../runtime")).toBe(false);
     expect(violates(fake, "hono")).toBe(false);
   });

@@ -118,7 +118,7 @@ class LoadClient {
 
   constructor(url: string, headers: Record<string, string>) {
     const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "client.ts");
-    this.child = spawn(process.execPath, ["--import", "tsx", script, url], {
+    this.child = spawn(process.execPath, ["--conditions=deerflow-source", "--import", "tsx", script, url], {
       stdio: ["pipe", "pipe", "inherit"],
       env: { ...process.env, BENCH_CLIENT_HEADERS: JSON.stringify(headers) },
     });

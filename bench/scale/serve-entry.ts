@@ -72,13 +72,15 @@ async function bundleEntry(): Promise<ServeEntry> {
       minifyWhitespace: true,
       sourcemap: "inline",
       tsconfigRaw: "{}",
+      // the workspace packages' TypeScript sources, as under the CLI's bin in a checkout (not their dist/)
+      conditions: ["deerflow-source"],
       logLevel: "warning",
       plugins: [
         {
           name: "deerflow-sources-only",
           setup(b) {
             // the workspace packages are bundled; every other package is loaded from node_modules at run time
-            b.onResolve({ filter: /^[^./]/ }, (a) => (a.path.startsWith("@deerflow/") ? undefined : { path: a.path, external: true }));
+            b.onResolve({ filter: /^[^./]/ }, (a) => (a.path.startsWith("@deerflow-ts/") ? undefined : { path: a.path, external: true }));
             b.onLoad({ filter: /\/packages\/[^/]+\/src\/.*\.ts$/ }, (a) => ({
               contents: fs.readFileSync(a.path, "utf8").replaceAll("import.meta.url", JSON.stringify(pathToFileURL(a.path).href)),
               loader: "ts",

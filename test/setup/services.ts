@@ -1,5 +1,5 @@
-import { LocalServerUnavailableError, startPostgres, startRedis } from "@deerflow/harness/testing";
-import type { LocalServer } from "@deerflow/harness/testing";
+import { LocalServerUnavailableError, startPostgres, startRedis } from "@deerflow-ts/harness/testing";
+import type { LocalServer } from "@deerflow-ts/harness/testing";
 
 /**
  * Vitest global setup: one real PostgreSQL and one real Redis on loopback

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { readEnv } from "../../harness/src/config";
-import type { AgentFactory } from "../../harness/src/deerflow-runtime";
+import { readEnv } from "@deerflow-ts/harness";
+import type { AgentFactory } from "@deerflow-ts/harness";
 
 /**
  * Environment variable naming a module that exports `agentFactory` (or a

@@ -1,7 +1,7 @@
-import { DeerFlowClient } from "../../harness/src/client";
-import type { DeerFlowClientOptions } from "../../harness/src/client";
-import { DeerFlowError, ModelConfigError } from "../../harness/src/errors";
-import { unknownModelError } from "../../harness/src/models";
+import { DeerFlowClient } from "@deerflow-ts/harness";
+import type { DeerFlowClientOptions } from "@deerflow-ts/harness";
+import { DeerFlowError, ModelConfigError } from "@deerflow-ts/harness";
+import { unknownModelError } from "@deerflow-ts/harness";
 import { resolveAgentFactory } from "./agent-source";
 import { FixedError } from "./common";
 import type { CommonOptions } from "./common";

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { ParseArgsConfig } from "node:util";
-import { readEnv, resolveConfigPath } from "../../harness/src/config";
-import { DeerFlowError } from "../../harness/src/errors";
+import { readEnv, resolveConfigPath } from "@deerflow-ts/harness";
+import { DeerFlowError } from "@deerflow-ts/harness";
 
 /** Options every command accepts. */
 export const COMMON_OPTIONS = {

@@ -6,8 +6,8 @@
  * doctor run on a fresh database leaves it as it found it.
  */
 import type pg from "pg";
-import { ConfigError } from "../../harness/src/errors";
-import { openPgPool } from "../../harness/src/postgres";
+import { ConfigError } from "@deerflow-ts/harness";
+import { openPgPool } from "@deerflow-ts/harness";
 
 /** The `database:` keys a peek reads. */
 export interface PeekDatabase {

@@ -6,9 +6,9 @@
  * applies to it at once (a new password signs out every session).
  */
 import { existsSync } from "node:fs";
-import { loadAppConfig, silentConfigLogger } from "../../harness/src/config";
-import { authDbPath, isAuthError, openAccountStore, passwordProblem, resolveAuthSettings } from "../../server/src";
-import type { AccessTokenInfo, AccountDatabase, AccountStore, AuthSettings, SystemRole, TokenScope, UserRecord } from "../../server/src";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
+import { authDbPath, isAuthError, openAccountStore, passwordProblem, resolveAuthSettings } from "@deerflow-ts/server";
+import type { AccessTokenInfo, AccountDatabase, AccountStore, AuthSettings, SystemRole, TokenScope, UserRecord } from "@deerflow-ts/server";
 import type { CommonOptions } from "./common";
 import { peekPostgres } from "./postgres-peek";
 

@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { webPackageDir } from "./package-assets";
 
-/** The repository root (this file is `packages/cli/src/web-build.ts`). */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+/** The `@deerflow-ts/web` package: packages/web in a checkout, node_modules/@deerflow-ts/web when installed. */
+const WEB_PACKAGE = webPackageDir();
 
-/** The web UI build the gateway serves by default (`packages/web/dist`). */
-export const WEB_DIST = path.join(REPO_ROOT, "packages", "web", "dist");
+/** The web UI build the gateway serves by default (`dist/` of the `@deerflow-ts/web` package). */
+export const WEB_DIST = path.join(WEB_PACKAGE, "dist");
 
 /** Outcome of {@link ensureWebBuild}. */
 export interface WebBuildResult {
@@ -22,7 +22,7 @@ export interface WebBuildResult {
 
 /** Options of {@link ensureWebBuild}. */
 export interface EnsureWebBuildOptions {
-  /** Repository root holding `packages/web` (default: the one this CLI runs from). */
+  /** Repository root holding `packages/web` (default: the `@deerflow-ts/web` package this CLI resolves). */
   root?: string;
   /** Rebuild even when a build exists. */
   force?: boolean;
@@ -41,8 +41,9 @@ export interface EnsureWebBuildOptions {
  * `reason`; a failed rebuild keeps serving the previous build.
  */
 export async function ensureWebBuild(options: EnsureWebBuildOptions = {}): Promise<WebBuildResult> {
-  const root = path.resolve(options.root ?? REPO_ROOT);
-  const web = path.join(root, "packages", "web");
+  const web = options.root ? path.join(path.resolve(options.root), "packages", "web") : WEB_PACKAGE;
+  // the workspace root, where `npm run build -w` runs (an installed package has no sources, so never builds)
+  const root = path.resolve(web, "..", "..");
   const dist = path.join(web, "dist");
   const built = builtAt(path.join(dist, "index.html"));
   const hasSources = existsSync(path.join(web, "package.json")) && existsSync(path.join(web, "index.html")) && existsSync(path.join(web, "src"));
@@ -52,7 +53,7 @@ export async function ensureWebBuild(options: EnsureWebBuildOptions = {}): Promi
   options.log?.(stale ? "Rebuilding the web UI (its sources changed since the last build)…" : "Building the web UI (first start only)…");
   const started = Date.now();
   const code = await new Promise<number>((resolve) => {
-    const child = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "build", "-w", "@deerflow/web"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "build", "-w", "@deerflow-ts/web"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", (d: Buffer) => options.output?.(d.toString()));
     child.stderr.on("data", (d: Buffer) => options.output?.(d.toString()));
     child.on("error", () => resolve(-1));

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DeerFlowClient } from "../../harness/src/client";
-import { parseAppConfigText } from "../../harness/src/config";
+import { DeerFlowClient } from "@deerflow-ts/harness";
+import { parseAppConfigText } from "@deerflow-ts/harness";
 import { cleanEnv, EXAMPLE_CONFIG, HAS_EXAMPLE_CONFIG, runCli, SCRIPTED_AGENT, startCli, stopChild, tempDir } from "./helpers";
 
 describe("deerflow --help and errors", { timeout: 60_000 }, () => {

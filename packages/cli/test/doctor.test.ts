@@ -1,8 +1,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "../../harness/src/sandbox";
-import { startScriptedLLMServer } from "../../harness/src/testing/scripted-http";
+import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { runDoctor } from "../src/commands/doctor";
 import { cleanEnv, runCli, tempDir } from "./helpers";
 

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startScriptedLLMServer } from "../../harness/src/testing/scripted-http";
-import type { ScriptedLLMServer } from "../../harness/src/testing/scripted-http";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { cleanEnv, runCli, tempDir } from "./helpers";
 
 /** A project directory with a config.yaml whose one model talks to the scripted server. */

@@ -6,8 +6,8 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startScriptedLLMServer } from "../../harness/src/testing/scripted-http";
-import type { ScriptedLLMServer } from "../../harness/src/testing/scripted-http";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { cleanEnv, runCli, tempDir } from "./helpers";
 
 const NOTE = "as the local user 'default' (sign-in is on: this thread is no account's, so the web UI does not list it; continue it here with --thread)";

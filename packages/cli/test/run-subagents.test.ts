@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeerFlowClient } from "../../harness/src/client";
-import { startScriptedLLMServer } from "../../harness/src/testing/scripted-http";
-import type { ScriptedLLMServer } from "../../harness/src/testing/scripted-http";
+import { DeerFlowClient } from "@deerflow-ts/harness";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { runCli, tempDir } from "./helpers";
 
 describe("deerflow run --subagents (real lead agent, scripted HTTP model)", { timeout: 60_000 }, () => {

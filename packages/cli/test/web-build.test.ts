@@ -28,7 +28,7 @@ describe("ensureWebBuild (build the web UI on first start)", () => {
     writeFileSync(path.join(root, "package.json"), JSON.stringify({ name: "r", private: true, workspaces: ["packages/web"] }));
     mkdirSync(path.join(root, "packages/web/src"), { recursive: true });
     writeFileSync(path.join(root, "packages/web/index.html"), "<!doctype html>");
-    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow/web", version: "0.0.0", scripts: { build: "exit 3" } }));
+    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow-ts/web", version: "0.0.0", scripts: { build: "exit 3" } }));
     const logs: string[] = [];
     const r = await ensureWebBuild({ root, log: (l) => logs.push(l) });
     expect(logs).toEqual(["Building the web UI (first start only)…"]);
@@ -42,7 +42,7 @@ describe("ensureWebBuild (build the web UI on first start)", () => {
     mkdirSync(path.join(root, "packages/web/src"), { recursive: true });
     writeFileSync(path.join(root, "packages/web/index.html"), "<!doctype html>");
     const build = "node -e \"require('fs').mkdirSync('dist',{recursive:true});require('fs').writeFileSync('dist/index.html','built')\"";
-    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow/web", version: "0.0.0", scripts: { build } }));
+    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow-ts/web", version: "0.0.0", scripts: { build } }));
     const r = await ensureWebBuild({ root });
     expect(r).toEqual({ ready: true, built: true, dist: path.join(root, "packages/web/dist") });
   }, 30_000);
@@ -56,7 +56,7 @@ describe("ensureWebBuild (build the web UI on first start)", () => {
     writeFileSync(path.join(root, "packages/web/src/components/Composer.tsx"), "export {}");
     writeFileSync(path.join(root, "packages/web/dist/index.html"), "old");
     const build = "node -e \"require('fs').writeFileSync('dist/index.html','new')\"";
-    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow/web", version: "0.0.0", scripts: { build } }));
+    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow-ts/web", version: "0.0.0", scripts: { build } }));
     const dist = path.join(root, "packages/web/dist");
     // the build is newer than every source: nothing to do
     const later = new Date(Date.now() + 60_000);
@@ -70,7 +70,7 @@ describe("ensureWebBuild (build the web UI on first start)", () => {
     expect(logs[0]).toBe("Rebuilding the web UI (its sources changed since the last build)…");
     expect(readFileSync(path.join(dist, "index.html"), "utf8")).toBe("new");
     // a failed rebuild keeps serving the previous build and says why
-    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow/web", version: "0.0.0", scripts: { build: "exit 3" } }));
+    writeFileSync(path.join(root, "packages/web/package.json"), JSON.stringify({ name: "@deerflow-ts/web", version: "0.0.0", scripts: { build: "exit 3" } }));
     const latest = new Date(Date.now() + 180_000);
     utimesSync(path.join(root, "packages/web/src/components/Composer.tsx"), latest, latest);
     const r = await ensureWebBuild({ root });

@@ -1,5 +1,5 @@
 /**
- * @deerflow/harness — the agent harness (no HTTP). Public API.
+ * @deerflow-ts/harness — the agent harness (no HTTP). Public API.
  * Generated from the subsystem index files by scripts/gen-harness-index.py; explicit names, no `export *`.
  */
 export { isoNow } from "./clock";

@@ -1,5 +1,5 @@
-import { DEFAULT_UPLOAD_LIMITS } from "@deerflow/harness";
-import type { ModelEntry, UploadLimits } from "@deerflow/harness";
+import { DEFAULT_UPLOAD_LIMITS } from "@deerflow-ts/harness";
+import type { ModelEntry, UploadLimits } from "@deerflow-ts/harness";
 import type { GatewayContext } from "./context";
 
 /** The config-derived settings routes read on each request. */

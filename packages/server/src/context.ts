@@ -1,4 +1,4 @@
-import type { DeerFlowRuntime, PersistenceStores, RunService } from "@deerflow/harness";
+import type { DeerFlowRuntime, PersistenceStores, RunService } from "@deerflow-ts/harness";
 import type { AuthRuntime } from "./auth/service";
 import type { ResolvedGatewayOptions } from "./options";
 

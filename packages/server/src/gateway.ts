@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { DeerFlowRuntime, openSqliteStores, PathAccessError, persistenceDbPath, protectHostPort, UploadError, ValidationError } from "@deerflow/harness";
-import type { PersistenceStores, RunService } from "@deerflow/harness";
+import { DeerFlowRuntime, openSqliteStores, PathAccessError, persistenceDbPath, protectHostPort, UploadError, ValidationError } from "@deerflow-ts/harness";
+import type { PersistenceStores, RunService } from "@deerflow-ts/harness";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { Context } from "hono";

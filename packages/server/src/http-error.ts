@@ -1,4 +1,4 @@
-import { DeerFlowError } from "@deerflow/harness";
+import { DeerFlowError } from "@deerflow-ts/harness";
 
 /**
  * An error that maps to an HTTP status with a client-safe `detail`

@@ -1,5 +1,5 @@
 /**
- * @deerflow/server — the HTTP gateway: LangGraph-compatible threads/runs/SSE
+ * @deerflow-ts/server — the HTTP gateway: LangGraph-compatible threads/runs/SSE
  * API plus DeerFlow's REST endpoints, on Hono.
  */
 export { createGateway, startServer } from "./gateway";
@@ -34,7 +34,7 @@ export {
 export type { AccessTokenInfo, AccountDatabase, AccountStore, AuthErrorCode, AuthSection, AuthSettings, NewUser, RequestUser, SystemRole, TokenScope, UserRecord } from "./auth";
 // Persistence, model and upload types live in the harness (shared with the
 // embedded client); re-exported under their earlier server names.
-export { openSqliteStores } from "@deerflow/harness";
+export { openSqliteStores } from "@deerflow-ts/harness";
 export type {
   PersistenceStores as GatewayStores,
   MessageRow,
@@ -48,7 +48,9 @@ export type {
   ThreadRecord,
   ThreadStore,
   UploadLimits,
-} from "@deerflow/harness";
+} from "@deerflow-ts/harness";
 export { formatFrame, parseEventId } from "./sse/frame";
 export { runCreateRequestSchema } from "./runs/run-request";
 export type { RunCreateRequest } from "./runs/run-request";
+// Which addresses a --host binds, and whether one is reachable beyond loopback (`deerflow serve` checks it).
+export { bindHostExposure } from "./security/bind";

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { DEFAULT_UPLOAD_LIMITS, readEnv } from "@deerflow/harness";
-import type { AgentFactory, CheckpointStore, DeerFlowRuntime, ModelEntry, PersistenceStores, UploadLimits } from "@deerflow/harness";
+import { DEFAULT_UPLOAD_LIMITS, readEnv } from "@deerflow-ts/harness";
+import type { AgentFactory, CheckpointStore, DeerFlowRuntime, ModelEntry, PersistenceStores, UploadLimits } from "@deerflow-ts/harness";
 import { DEFAULT_SSE_MAX_BACKLOG_BYTES } from "./sse/sse-response";
 
 export type { AgentFactory };
@@ -89,7 +89,7 @@ export interface GatewayOptions {
   /** Reverse proxies whose `X-Real-IP`/`X-Forwarded-Proto` are believed (comma-separated IPs/CIDRs). Default `$AUTH_TRUSTED_PROXIES`. */
   trustedProxies?: string;
   /** The skill registry behind `/api/skills` (default: the runtime's, else one built from its config). */
-  skills?: import("@deerflow/harness").SkillRegistry;
+  skills?: import("@deerflow-ts/harness").SkillRegistry;
   /**
    * Extra names served in the `Host` header, added to `server.allowed_hosts`
    * of the config (defaults always served: localhost, 127.0.0.1, [::1] and

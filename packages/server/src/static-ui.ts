@@ -1,12 +1,20 @@
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Hono } from "hono";
-import { guessMimeType } from "@deerflow/harness";
+import { guessMimeType } from "@deerflow-ts/harness";
 
-/** `packages/web/dist` relative to this package. */
+/**
+ * The built UI of the `@deerflow-ts/web` package (an optional peer: install it beside this package to serve
+ * the UI), found by package resolution; without it, `packages/web/dist` beside this package in a checkout.
+ */
 export function defaultWebDist(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
+  try {
+    return path.join(path.dirname(createRequire(import.meta.url).resolve("@deerflow-ts/web/package.json")), "dist");
+  } catch {
+    return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
+  }
 }
 
 /** The command that builds the web UI (from the repository root). */

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_JSON_DEPTH, jsonDepth } from "@deerflow/harness";
+import { DEFAULT_MAX_JSON_DEPTH, jsonDepth } from "@deerflow-ts/harness";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { HttpError, validationError } from "./http-error";

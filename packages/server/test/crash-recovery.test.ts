@@ -14,7 +14,7 @@ const children: ChildProcess[] = [];
 function launch(dataDir: string): Promise<{ child: ChildProcess; url: string; recovered: string[] }> {
   // run node itself with the tsx loader (not `npx tsx`, whose wrapper would survive a SIGKILL of the
   // wrapper and keep the real server alive): the SIGKILL must hit the process that serves the run
-  const child = spawn(process.execPath, ["--import", "tsx", script, dataDir], { cwd: path.resolve(here, "../../.."), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--conditions=deerflow-source", "--import", "tsx", script, dataDir], { cwd: path.resolve(here, "../../.."), stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = "";

@@ -1,9 +1,9 @@
 import type pg from "pg";
-import { importFileAgents, openAgentStore, agentStorageBackend } from "../../../harness/src/agents";
-import type { AgentStore } from "../../../harness/src/agents";
-import { loadAppConfig, silentConfigLogger } from "../../../harness/src/config";
-import type { AppConfig } from "../../../harness/src/config";
-import { openPgPool } from "../../../harness/src/postgres";
+import { importFileAgents, openAgentStore, agentStorageBackend } from "@deerflow-ts/harness";
+import type { AgentStore } from "@deerflow-ts/harness";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness";
+import { openPgPool } from "@deerflow-ts/harness";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
 import type { Terminal } from "../io";

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { resolveConfigPath, upgradeConfig } from "../../../harness/src/config";
+import { cliAssetPath, runsFromCheckout } from "../package-assets";
+import { resolveConfigPath, upgradeConfig } from "@deerflow-ts/harness";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
 
@@ -18,16 +18,17 @@ Options:
   --dry-run          print what would be added without writing
 ${COMMON_HELP}`;
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-
-/** Where to look for config.example.yaml. */
+/**
+ * Where to look for config.example.yaml: beside the config, the working directory, then the copy this
+ * package ships (the repository's own in a checkout, `assets/` when installed).
+ */
 export function exampleCandidates(configFile: string, cwd: string): string[] {
-  const repoRoot = path.resolve(HERE, "../../../..");
+  const shipped = cliAssetPath("config.example.yaml", "config.example.yaml");
   return [
     path.join(path.dirname(configFile), "config.example.yaml"),
     path.join(cwd, "config.example.yaml"),
-    path.join(repoRoot, "config.example.yaml"),
-    path.join(repoRoot, "..", "shared", "fixtures", "deerflow", "config.example.yaml"),
+    shipped,
+    ...(runsFromCheckout() ? [path.resolve(shipped, "..", "..", "shared", "fixtures", "deerflow", "config.example.yaml")] : []),
   ];
 }
 

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import type { AppConfig } from "../../../harness/src/config";
-import { envReferenceName } from "../../../harness/src/config";
-import { errorMessage } from "../../../harness/src/errors";
-import { maskCredentials } from "../../../harness/src/postgres";
-import { authDbPath, resolveAuthSettings } from "../../../server/src";
-import type { AccountDatabase } from "../../../server/src";
+import type { AppConfig } from "@deerflow-ts/harness";
+import { envReferenceName } from "@deerflow-ts/harness";
+import { errorMessage } from "@deerflow-ts/harness";
+import { maskCredentials } from "@deerflow-ts/harness";
+import { authDbPath, resolveAuthSettings } from "@deerflow-ts/server";
+import type { AccountDatabase } from "@deerflow-ts/server";
 import { peekAccounts } from "../user-admin";
 import type { Finding } from "./doctor";
 import { DEFAULT_SERVE_URL, dotEnvHasValue, JWT_SECRET_VAR } from "./init-auth";

@@ -1,5 +1,5 @@
-import { LOCAL_PROVIDER_NAMES, probeBwrapDataDir, sandboxRunAs } from "../../../harness/src/sandbox";
-import type { SandboxConfig } from "../../../harness/src/sandbox";
+import { LOCAL_PROVIDER_NAMES, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness";
+import type { SandboxConfig } from "@deerflow-ts/harness";
 import type { Finding } from "./doctor";
 
 /**

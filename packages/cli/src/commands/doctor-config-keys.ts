@@ -1,4 +1,4 @@
-import type { LoadedAppConfig } from "../../../harness/src/config";
+import type { LoadedAppConfig } from "@deerflow-ts/harness";
 import type { Finding } from "./doctor";
 
 /**

@@ -1,6 +1,6 @@
-import type { AppConfig } from "../../../harness/src/config";
-import { checkMcpServers } from "../../../harness/src/mcp";
-import { parseSandboxConfig, sandboxRunAs } from "../../../harness/src/sandbox";
+import type { AppConfig } from "@deerflow-ts/harness";
+import { checkMcpServers } from "@deerflow-ts/harness/app";
+import { parseSandboxConfig, sandboxRunAs } from "@deerflow-ts/harness";
 import type { Finding } from "./doctor";
 
 /**

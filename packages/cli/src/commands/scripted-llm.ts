@@ -1,4 +1,4 @@
-import { runScriptedLLMServerCli } from "../../../harness/src/testing/scripted-http";
+import { runScriptedLLMServerCli } from "@deerflow-ts/harness/testing";
 import { FixedError } from "../common";
 import type { Terminal } from "../io";
 import { systemFix } from "./serve-errors";

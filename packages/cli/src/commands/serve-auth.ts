@@ -3,11 +3,11 @@
  * whether a non-loopback `--host` is allowed), the settings it hands the
  * gateway while config.yaml is edited under it, and the start banner.
  */
-import type { AppConfig } from "../../../harness/src/config";
-import { resolveAuthSettings } from "../../../server/src";
-import type { AccountDatabase, AuthSection, AuthSettings } from "../../../server/src";
-import { errorMessage } from "../../../harness/src/errors";
-import { maskCredentials } from "../../../harness/src/postgres";
+import type { AppConfig } from "@deerflow-ts/harness";
+import { resolveAuthSettings } from "@deerflow-ts/server";
+import type { AccountDatabase, AuthSection, AuthSettings } from "@deerflow-ts/server";
+import { errorMessage } from "@deerflow-ts/harness";
+import { maskCredentials } from "@deerflow-ts/harness";
 import { peekAccounts } from "../user-admin";
 
 /** Why sign-in is off, in the words of the fix. */

@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ConfigManager, listenAddressFromEnv, readEnv, resolveConfigPath } from "../../../harness/src/config";
-import type { AppConfig, ConfigLogger } from "../../../harness/src/config";
-import { ConfigError } from "../../../harness/src/errors";
-import { DeerFlowRuntime } from "../../../harness/src/deerflow-runtime";
-import { resolveAuthSettings, startServer } from "../../../server/src";
-import type { AuthSettings, Gateway } from "../../../server/src";
-import { bindHostExposure } from "../../../server/src/security";
+import { ConfigManager, listenAddressFromEnv, readEnv, resolveConfigPath } from "@deerflow-ts/harness";
+import type { AppConfig, ConfigLogger } from "@deerflow-ts/harness";
+import { ConfigError } from "@deerflow-ts/harness";
+import { DeerFlowRuntime } from "@deerflow-ts/harness";
+import { resolveAuthSettings, startServer } from "@deerflow-ts/server";
+import type { AuthSettings, Gateway } from "@deerflow-ts/server";
+import { bindHostExposure } from "@deerflow-ts/server";
 import { resolveAgentFactory } from "../agent-source";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
@@ -177,6 +177,7 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
       port,
       host,
       quiet: true,
+      webDistDir: WEB_DIST,
       demoMode: demo ? { configureCommand: demo.configureCommand } : null,
       auth: liveAuthSection({ config: () => runtime.config(), pinnedOn: exposed && auth.enabled, log: (m) => term.error(m) }),
     }));

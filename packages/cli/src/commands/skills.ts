@@ -1,10 +1,10 @@
 import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { loadAppConfig, silentConfigLogger } from "../../../harness/src/config";
-import { ConfigError } from "../../../harness/src/errors";
-import { openPgPool } from "../../../harness/src/postgres";
-import { packSkillFolder, PostgresUserSkillStates, SkillRegistry } from "../../../harness/src/skills";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
+import { ConfigError } from "@deerflow-ts/harness";
+import { openPgPool } from "@deerflow-ts/harness";
+import { packSkillFolder, PostgresUserSkillStates, resolveSkillsPath, SkillRegistry } from "@deerflow-ts/harness";
 import type pg from "pg";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
@@ -40,7 +40,8 @@ export function cliSkillRegistry(common: CommonOptions, pool?: pg.Pool): SkillRe
     return SkillRegistry.fromConfig(loaded.config, { dataDir: common.dataDir, extensionsPath: loaded.extensionsPath, projectRoot: path.dirname(loaded.path), userStates });
   } catch (err) {
     if (common.configPath || !(err instanceof ConfigError) || err.code !== "config_not_found") throw err;
-    return new SkillRegistry({ skillsPath: process.env.DEER_FLOW_SKILLS_PATH ? path.resolve(common.cwd, process.env.DEER_FLOW_SKILLS_PATH) : path.join(common.cwd, "skills"), dataDir: common.dataDir, projectRoot: common.cwd });
+    // no config: ./skills when there is one, else the skills bundled with the package (as with a config)
+    return new SkillRegistry({ skillsPath: resolveSkillsPath(null, common.cwd), dataDir: common.dataDir, projectRoot: common.cwd });
   }
 }
 

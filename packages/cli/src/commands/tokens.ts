@@ -1,5 +1,5 @@
-import { TOKEN_SCOPES } from "../../../server/src";
-import type { AccessTokenInfo, TokenScope } from "../../../server/src";
+import { TOKEN_SCOPES } from "@deerflow-ts/server";
+import type { AccessTokenInfo, TokenScope } from "@deerflow-ts/server";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
 import { AccountRefusedError, authStateNote, emptyUserAdmin, hasAccountStore, loadUserAdmin } from "../user-admin";

@@ -1,9 +1,9 @@
 import { stringify } from "yaml";
-import { DEFAULT_TOOL_ENTRIES } from "../../../harness/src/agents/tool-assembly";
-import { appConfigFromText } from "../../../harness/src/config";
-import type { AppConfig } from "../../../harness/src/config";
-import { DEMO_CONFIGURE_COMMAND, demoStep, startScriptedLLMServer } from "../../../harness/src/testing";
-import type { ScriptedLLMServer } from "../../../harness/src/testing";
+import { DEFAULT_TOOL_ENTRIES } from "@deerflow-ts/harness";
+import { appConfigFromText } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness";
+import { DEMO_CONFIGURE_COMMAND, demoStep, startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 
 /** Display name of the demo model (shown in the model picker). */
 export const DEMO_MODEL_DISPLAY_NAME = "Demo (scripted test model, not an LLM)";

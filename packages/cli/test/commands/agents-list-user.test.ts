@@ -7,8 +7,8 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createCustomAgent } from "../../../harness/src/agents";
-import { openAccountStore } from "../../../server/src/auth";
+import { createCustomAgent } from "@deerflow-ts/harness";
+import { openAccountStore } from "@deerflow-ts/server";
 import { cleanEnv, runCli, tempDir } from "../helpers";
 
 describe("deerflow agents list --user", { timeout: 180_000 }, () => {

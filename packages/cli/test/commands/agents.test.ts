@@ -8,9 +8,9 @@ import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCustomAgent } from "../../../harness/src/agents";
-import { freshPostgresDatabase } from "../../../harness/src/testing";
-import type { FreshDatabase } from "../../../harness/src/testing";
+import { createCustomAgent } from "@deerflow-ts/harness";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { cleanEnv, runCli, tempDir } from "../helpers";
 
 const SERVER = process.env.DEERFLOW_TEST_POSTGRES_URL;

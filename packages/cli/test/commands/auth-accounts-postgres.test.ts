@@ -6,10 +6,10 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresDatabase } from "../../../harness/src/testing";
-import type { FreshDatabase } from "../../../harness/src/testing";
-import { openAccountStore } from "../../../server/src/auth";
-import { resolveAuthSettings } from "../../../server/src";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
+import { openAccountStore } from "@deerflow-ts/server";
+import { resolveAuthSettings } from "@deerflow-ts/server";
 import { runDoctor } from "../../src/commands/doctor";
 import { signInBanner } from "../../src/commands/serve-auth";
 import { tempDir } from "../helpers";

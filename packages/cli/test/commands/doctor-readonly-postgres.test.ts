@@ -9,9 +9,9 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresDatabase } from "../../../harness/src/testing";
-import type { FreshDatabase } from "../../../harness/src/testing";
-import { openAccountStore } from "../../../server/src/auth";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
+import { openAccountStore } from "@deerflow-ts/server";
 import { runDoctor } from "../../src/commands/doctor";
 import { tempDir } from "../helpers";
 

@@ -1,9 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AppConfig } from "../../../harness/src/config";
-import { runMigrations } from "../../../harness/src/postgres";
-import { freePort, freshPostgresDatabase } from "../../../harness/src/testing";
-import type { FreshDatabase } from "../../../harness/src/testing";
+import type { AppConfig } from "@deerflow-ts/harness";
+import { runMigrations } from "@deerflow-ts/harness";
+import { freePort, freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { serviceFindings } from "../../src/commands/doctor-services";
 
 const PG = process.env.DEERFLOW_TEST_POSTGRES_URL;

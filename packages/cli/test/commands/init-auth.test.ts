@@ -2,10 +2,10 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseDotEnv } from "dotenv";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadAppConfig, silentConfigLogger } from "../../../harness/src/config";
-import { resolveAuthSettings } from "../../../server/src/auth/settings";
-import { openUserStore } from "../../../server/src/auth/user-store";
-import type { UserStore } from "../../../server/src/auth/user-store";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
+import { resolveAuthSettings } from "@deerflow-ts/server";
+import { openUserStore } from "@deerflow-ts/server";
+import type { UserStore } from "@deerflow-ts/server";
 import { cleanEnv, runCli, runCliOnTty, tempDir } from "../helpers";
 
 const env = cleanEnv();

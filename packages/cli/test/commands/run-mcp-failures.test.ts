@@ -1,8 +1,8 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startScriptedLLMServer } from "../../../harness/src/testing/scripted-http";
-import type { ScriptedLLMServer } from "../../../harness/src/testing/scripted-http";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { runCli, tempDir } from "../helpers";
 
 const CRASHING = path.resolve(__dirname, "../../../harness/test/fixtures/mcp/crashing-server.mjs");

@@ -1,8 +1,8 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AppConfig } from "../../../harness/src/config";
-import { resolveAuthSettings } from "../../../server/src";
+import type { AppConfig } from "@deerflow-ts/harness";
+import { resolveAuthSettings } from "@deerflow-ts/server";
 import { liveAuthSection } from "../../src/commands/serve-auth";
 import { cleanEnv, runCli, startCli, stopChild, tempDir } from "../helpers";
 import type { ChildProcess } from "node:child_process";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { freePort } from "../../../harness/src/testing";
+import { freePort } from "@deerflow-ts/harness/testing";
 import { cleanEnv, runCli, SCRIPTED_AGENT, startCli, stopChild, tempDir } from "../helpers";
 
 describe("deerflow serve reads PORT and HOST", { timeout: 60_000 }, () => {

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../../harness/src/testing";
+import { freePort } from "@deerflow-ts/harness/testing";
 import { describeError, FixedError, UsageError } from "../../src/common";
 import { withStartupFix } from "../../src/commands/serve-errors";
 import { cleanEnv, runCli, tempDir } from "../helpers";

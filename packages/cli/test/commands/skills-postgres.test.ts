@@ -7,9 +7,9 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { userSkillStatesFile } from "../../../harness/src/skills";
-import { freshPostgresDatabase } from "../../../harness/src/testing";
-import type { FreshDatabase } from "../../../harness/src/testing";
+import { userSkillStatesFile } from "@deerflow-ts/harness";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { cleanEnv, runCli, tempDir } from "../helpers";
 
 const SERVER = process.env.DEERFLOW_TEST_POSTGRES_URL;

@@ -1,10 +1,10 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresDatabase } from "../../../harness/src/testing";
-import type { FreshDatabase } from "../../../harness/src/testing";
-import { openAccountStore } from "../../../server/src/auth";
-import type { AccountStore } from "../../../server/src/auth";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
+import { openAccountStore } from "@deerflow-ts/server";
+import type { AccountStore } from "@deerflow-ts/server";
 import { cleanEnv, runCli, tempDir } from "../helpers";
 
 const PASSWORD = "correct-horse-battery";

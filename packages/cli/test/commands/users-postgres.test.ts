@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresDatabase } from "../../../harness/src/testing";
-import type { FreshDatabase } from "../../../harness/src/testing";
-import { openAccountStore } from "../../../server/src/auth";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
+import { openAccountStore } from "@deerflow-ts/server";
 import { cleanEnv, runCli, tempDir } from "../helpers";
 
 const SERVER = process.env.DEERFLOW_TEST_POSTGRES_URL;

@@ -1,8 +1,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openUserStore } from "../../../server/src/auth/user-store";
-import type { UserStore } from "../../../server/src/auth/user-store";
+import { openUserStore } from "@deerflow-ts/server";
+import type { UserStore } from "@deerflow-ts/server";
 import { cleanEnv, runCli, runCliOnTty, tempDir } from "../helpers";
 
 const PASSWORD = "correct-horse-battery";

@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLeadAgentFactory } from "../../../harness/src/agents";
-import { humanMessage, messageText } from "../../../harness/src/messages";
-import type { AIMessage, ToolMessage } from "../../../harness/src/messages";
-import { demoReportPath } from "../../../harness/src/testing";
+import { createLeadAgentFactory } from "@deerflow-ts/harness";
+import { humanMessage, messageText } from "@deerflow-ts/harness";
+import type { AIMessage, ToolMessage } from "@deerflow-ts/harness";
+import { demoReportPath } from "@deerflow-ts/harness/testing";
 import { startDemoModel } from "../../src/demo/demo-config";
 import type { DemoModel } from "../../src/demo/demo-config";
 

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { AppConfig, ExtensionsConfig } from "../config";
+import { packageAssetPath } from "../fs/package-assets";
 import { SkillNotFoundError, SkillError } from "./errors";
 import { installSkillArchive } from "./installer";
 import type { InstallResult } from "./installer";
@@ -60,8 +60,8 @@ export interface SkillMountPoint {
   readOnly: true;
 }
 
-/** The public skills this package ships (`skills/` at the repository root). */
-export const BUNDLED_SKILLS_PATH = fileURLToPath(new URL("../../../../skills", import.meta.url));
+/** The public skills this package ships (`assets/skills` when installed; `skills/` at the repository root in a checkout). */
+export const BUNDLED_SKILLS_PATH = packageAssetPath(import.meta.url, "@deerflow-ts/harness", "skills", "skills");
 
 /**
  * Resolve the skills root: `skills.path` (relative to the project root) →

@@ -5,8 +5,8 @@
  * succeed. Two pools on one database stand for two processes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresDatabase } from "@deerflow/harness/testing";
-import type { FreshDatabase } from "@deerflow/harness/testing";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import type { CheckpointFence, CheckpointRecord } from "../../src/checkpoints/types";
 import { openPostgresStorage } from "../../src/postgres";
 import type { PostgresStorage } from "../../src/postgres";

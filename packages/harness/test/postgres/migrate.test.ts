@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
-import { freshPostgresDatabase } from "@deerflow/harness/testing";
-import type { FreshDatabase } from "@deerflow/harness/testing";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { MigrationError, openPgPool, runMigrations } from "../../src/postgres";
 import type { Migration } from "../../src/postgres";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { startPostgres } from "@deerflow/harness/testing";
+import { startPostgres } from "@deerflow-ts/harness/testing";
 import { CheckpointError } from "../../src/errors";
 import { openPostgresStorage } from "../../src/postgres";
 

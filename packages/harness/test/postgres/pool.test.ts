@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, freshPostgresDatabase } from "@deerflow/harness/testing";
-import type { FreshDatabase } from "@deerflow/harness/testing";
+import { freePort, freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { ConfigError } from "../../src/errors";
 import { maskCredentials, maskUrl, openPgPool } from "../../src/postgres";
 import { normalizePgUrl } from "../../src/postgres/pool";

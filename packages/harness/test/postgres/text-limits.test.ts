@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPostgresDatabase } from "@deerflow/harness/testing";
-import type { FreshDatabase } from "@deerflow/harness/testing";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { emptyUsage } from "../../src/persistence";
 import { openPostgresStorage } from "../../src/postgres";
 import type { PostgresStorage } from "../../src/postgres";

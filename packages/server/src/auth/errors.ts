@@ -1,4 +1,4 @@
-import { DeerFlowError } from "@deerflow/harness";
+import { DeerFlowError } from "@deerflow-ts/harness";
 
 /** Stable codes of {@link AuthError}. */
 export type AuthErrorCode =

@@ -1,4 +1,4 @@
-import { ConfigError, openPgPool } from "@deerflow/harness";
+import { ConfigError, openPgPool } from "@deerflow-ts/harness";
 import type { Pool } from "pg";
 import type { AccountStore } from "./account-store";
 import { PgUserStore } from "./pg-user-store";

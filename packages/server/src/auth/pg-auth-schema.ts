@@ -1,4 +1,4 @@
-import type { Migration } from "@deerflow/harness";
+import type { Migration } from "@deerflow-ts/harness";
 import type { Pool, PoolClient } from "pg";
 
 /** The migration component of the account tables. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { runMigrations } from "@deerflow/harness";
+import { runMigrations } from "@deerflow-ts/harness";
 import type { Pool, PoolClient } from "pg";
 import type { AccountStore } from "./account-store";
 import { AuthError } from "./errors";

@@ -1,5 +1,5 @@
-import { ConfigError } from "@deerflow/harness";
-import type { AppConfig } from "@deerflow/harness";
+import { ConfigError } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness";
 
 /** The `auth:` section of config.yaml as parsed (or a hand-written subset of it in tests and embedding). */
 export interface AuthSection {

@@ -18,7 +18,7 @@ import {
   SANDBOX_TOKEN_HEADER,
   SandboxError,
   VIRTUAL_WORKSPACE,
-} from "@deerflow/harness";
+} from "@deerflow-ts/harness";
 import type { BackendSandbox, ProvisionerBackend } from "./backend";
 import type { IdleExpiry } from "./idle-expiry";
 import { SandboxFiles } from "./sandbox-files";

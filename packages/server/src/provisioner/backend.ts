@@ -1,4 +1,4 @@
-import type { CreateSandboxRequest, SandboxStatus } from "@deerflow/harness";
+import type { CreateSandboxRequest, SandboxStatus } from "@deerflow-ts/harness";
 
 /** A sandbox as a backend knows it (state lives in the backend: container labels, Pod annotations). */
 export interface BackendSandbox {

@@ -13,8 +13,8 @@ import {
   VIRTUAL_UPLOADS,
   VIRTUAL_USER_DATA,
   VIRTUAL_WORKSPACE,
-} from "@deerflow/harness";
-import type { DirEntry, FileStat, GrepMatch, LimitedResult, MountPoint } from "@deerflow/harness";
+} from "@deerflow-ts/harness";
+import type { DirEntry, FileStat, GrepMatch, LimitedResult, MountPoint } from "@deerflow-ts/harness";
 import type { BytesExecOptions, BytesExecResult } from "./backend";
 import { contentsScript, READ_SCRIPT, SCRIPT_STATUS, STAT_SCRIPT, walkScript, WRITE_SCRIPT } from "./file-scripts";
 

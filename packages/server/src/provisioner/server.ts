@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
-import { ConfigError } from "@deerflow/harness";
+import { ConfigError } from "@deerflow-ts/harness";
 import type { ProvisionerBackend } from "./backend";
 import { createProvisionerApp } from "./app";
 import { DEFAULT_PROVISIONER_IDLE_TIMEOUT_S, IdleExpiry } from "./idle-expiry";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { FileAgentStore, hasErrorCode, normalizeAgentName, unmanagedAgentFields, validateId } from "@deerflow/harness";
-import type { AgentStore, CustomAgentConfig, CustomAgentDocument } from "@deerflow/harness";
+import { FileAgentStore, hasErrorCode, normalizeAgentName, unmanagedAgentFields, validateId } from "@deerflow-ts/harness";
+import type { AgentStore, CustomAgentConfig, CustomAgentDocument } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
 import { userOf } from "../auth";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-import { buildModelsResponse } from "@deerflow/harness";
+import { buildModelsResponse } from "@deerflow-ts/harness";
 import type { Hono } from "hono";
 import { z } from "zod";
 import { appSettings } from "../app-settings";

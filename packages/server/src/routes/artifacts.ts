@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Readable } from "node:stream";
-import { openArtifact, threadPaths } from "@deerflow/harness";
+import { openArtifact, threadPaths } from "@deerflow-ts/harness";
 import type { Hono } from "hono";
 import { userOf } from "../auth";
 import type { GatewayContext } from "../context";

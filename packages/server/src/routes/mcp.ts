@@ -8,8 +8,8 @@ import {
   validateStdioLaunch,
   ValidationError,
   writeMcpServers,
-} from "@deerflow/harness";
-import type { McpEntryValidator, McpServerStatus, StdioLaunchSpec } from "@deerflow/harness";
+} from "@deerflow-ts/harness";
+import type { McpEntryValidator, McpServerStatus, StdioLaunchSpec } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
 import { requireAdmin } from "../auth";
 import { z } from "zod";

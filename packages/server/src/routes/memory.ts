@@ -1,5 +1,5 @@
-import { MemoryConflictError, MemoryCorruptionError, MemoryFactError, MemoryService, SAFE_ID } from "@deerflow/harness";
-import type { MemoryScope } from "@deerflow/harness";
+import { MemoryConflictError, MemoryCorruptionError, MemoryFactError, MemoryService, SAFE_ID } from "@deerflow-ts/harness";
+import type { MemoryScope } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { userOf } from "../auth";

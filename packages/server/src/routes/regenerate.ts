@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { cp } from "node:fs/promises";
-import { contentText, ORIGINAL_USER_CONTENT_KEY, stripInjectedUserMessageIdSuffix, threadPaths } from "@deerflow/harness";
-import type { DeerFlowRuntime, Message, StateSnapshot } from "@deerflow/harness";
+import { contentText, ORIGINAL_USER_CONTENT_KEY, stripInjectedUserMessageIdSuffix, threadPaths } from "@deerflow-ts/harness";
+import type { DeerFlowRuntime, Message, StateSnapshot } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
 import { userOf } from "../auth";
 import { z } from "zod";

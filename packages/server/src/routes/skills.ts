@@ -1,5 +1,5 @@
-import { resolveArtifact, SkillAlreadyExistsError, SkillError, SkillInstallError, SkillNotFoundError, SkillRegistry, SkillValidationError, threadPaths } from "@deerflow/harness";
-import type { Skill } from "@deerflow/harness";
+import { resolveArtifact, SkillAlreadyExistsError, SkillError, SkillInstallError, SkillNotFoundError, SkillRegistry, SkillValidationError, threadPaths } from "@deerflow-ts/harness";
+import type { Skill } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
 import { requireAdmin, userOf } from "../auth";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-import { emptyUsage, readEnv } from "@deerflow/harness";
+import { emptyUsage, readEnv } from "@deerflow-ts/harness";
 import type { Hono } from "hono";
 import { z } from "zod";
 import { userOf } from "../auth/request-user";

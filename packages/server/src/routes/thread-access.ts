@@ -1,4 +1,4 @@
-import type { RunRecord, ThreadRecord } from "@deerflow/harness";
+import type { RunRecord, ThreadRecord } from "@deerflow-ts/harness";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { userOf } from "../auth";
 import type { GatewayContext } from "../context";

@@ -1,5 +1,5 @@
-import { wireTimestamp } from "@deerflow/harness";
-import type { Message, RunRecord, StateSnapshot } from "@deerflow/harness";
+import { wireTimestamp } from "@deerflow-ts/harness";
+import type { Message, RunRecord, StateSnapshot } from "@deerflow-ts/harness";
 import { publicStateValues } from "../security";
 
 // ThreadResponse objects are built by the harness (threadRecordResponse,

@@ -10,8 +10,8 @@ import {
   threadPaths,
   threadRecordResponse,
   threadSummaryResponse,
-} from "@deerflow/harness";
-import type { StateSnapshot, ThreadRecord } from "@deerflow/harness";
+} from "@deerflow-ts/harness";
+import type { StateSnapshot, ThreadRecord } from "@deerflow-ts/harness";
 import type { GatewayContext } from "../context";
 import { HttpError, threadNotFound } from "../http-error";
 import { checkThreadId, readJson } from "../validate";

@@ -1,5 +1,5 @@
-import { threadPaths, UploadManager } from "@deerflow/harness";
-import type { ThreadPaths, UploadSource } from "@deerflow/harness";
+import { threadPaths, UploadManager } from "@deerflow-ts/harness";
+import type { ThreadPaths, UploadSource } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
 import { userOf } from "../auth";
 import { appSettings } from "../app-settings";

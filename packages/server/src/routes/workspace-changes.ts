@@ -1,4 +1,4 @@
-import { readRunWorkspaceChanges, TERMINAL_RUN_STATUSES, threadDirs, unavailableWorkspaceChanges } from "@deerflow/harness";
+import { readRunWorkspaceChanges, TERMINAL_RUN_STATUSES, threadDirs, unavailableWorkspaceChanges } from "@deerflow-ts/harness";
 import type { Hono } from "hono";
 import type { GatewayContext } from "../context";
 import { validationError } from "../http-error";

@@ -1,4 +1,4 @@
-import type { ModelEntry, RunHandle } from "@deerflow/harness";
+import type { ModelEntry, RunHandle } from "@deerflow-ts/harness";
 import type { GatewayContext } from "../context";
 import { toRunRequest } from "./run-request";
 import type { RunCreateRequest } from "./run-request";

@@ -1,4 +1,4 @@
-import { RunServiceError } from "@deerflow/harness";
+import { RunServiceError } from "@deerflow-ts/harness";
 import { HttpError } from "../http-error";
 
 /** HTTP status of each run service refusal. */

@@ -1,5 +1,5 @@
-import { Command, coerceMessage, readRuntimeOptions, unknownModelError, ValidationError } from "@deerflow/harness";
-import type { ModelEntry, RunInput, RunRequest, RunSettings, StreamMode } from "@deerflow/harness";
+import { Command, coerceMessage, readRuntimeOptions, unknownModelError, ValidationError } from "@deerflow-ts/harness";
+import type { ModelEntry, RunInput, RunRequest, RunSettings, StreamMode } from "@deerflow-ts/harness";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { HttpError } from "../http-error";

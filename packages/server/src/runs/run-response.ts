@@ -1,5 +1,5 @@
-import { redactSecretKeys, wireTimestamp } from "@deerflow/harness";
-import type { RunRecord } from "@deerflow/harness";
+import { redactSecretKeys, wireTimestamp } from "@deerflow-ts/harness";
+import type { RunRecord } from "@deerflow-ts/harness";
 
 /** The wire `RunResponse` of the contract (§2.3). */
 export function runResponse(r: RunRecord): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { VIRTUAL_USER_DATA_ROOT } from "@deerflow/harness";
+import { VIRTUAL_USER_DATA_ROOT } from "@deerflow-ts/harness";
 
 /**
  * Host paths never leave the server: a client (or a page, or the agent

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
-import type { StreamItem, StreamListener } from "@deerflow/harness";
+import type { StreamItem, StreamListener } from "@deerflow-ts/harness";
 import { formatFrame, HEARTBEAT_FRAME } from "./frame";
 
 /** Options of {@link sseResponse} and {@link sendSse}. */

@@ -1,5 +1,5 @@
 /**
- * `@deerflow/server/testing`: test doubles of what the gateway talks to.
+ * `@deerflow-ts/server/testing`: test doubles of what the gateway talks to.
  * Test code only; nothing in the gateway imports it.
  */
 export { DEFAULT_OIDC_TEST_CLIENT, startOidcProvider } from "./oidc-provider";

@@ -1,6 +1,6 @@
-import { openPgPool } from "@deerflow/harness";
-import { freshPostgresDatabase } from "@deerflow/harness/testing";
-import type { FreshDatabase } from "@deerflow/harness/testing";
+import { openPgPool } from "@deerflow-ts/harness";
+import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import pg from "pg";
 import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

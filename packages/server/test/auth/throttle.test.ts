@@ -93,7 +93,7 @@ interface Child {
 /** Start a gateway process on `dataDir`; resolves once it printed its listening line. */
 function startChild(dataDir: string): Promise<Child> {
   const script = path.join(here, "..", "helpers", "auth-server.ts");
-  const proc = spawn(process.execPath, ["--import", "tsx", script, dataDir], { cwd: path.resolve(here, "../../../.."), stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, ["--conditions=deerflow-source", "--import", "tsx", script, dataDir], { cwd: path.resolve(here, "../../../.."), stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let out = "";
     let err = "";

@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
-import { startScriptedLLMServer } from "@deerflow/harness/testing";
+import { appConfigFromText, DeerFlowRuntime } from "@deerflow-ts/harness";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { startServer } from "../../src/gateway";
 import { postJson } from "../helpers/test-gateway";
 

@@ -1,4 +1,4 @@
-import type { Checkpointer, CheckpointStore } from "@deerflow/harness";
+import type { Checkpointer, CheckpointStore } from "@deerflow-ts/harness";
 /**
  * Conformance: the gateway (HTTP) and the embedded DeerFlowClient, pointed at
  * the same data dir, must answer with the same JSON — the same models, the
@@ -10,9 +10,9 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appConfigFromText, createAgent, DeerFlowClient, PathAccessError, SqliteCheckpointStore, threadStateSchema } from "@deerflow/harness";
-import type { AgentFactory, AppConfig, ThreadResponse, UploadError, UploadListResponse, UploadResponse } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
+import { appConfigFromText, createAgent, DeerFlowClient, PathAccessError, SqliteCheckpointStore, threadStateSchema } from "@deerflow-ts/harness";
+import type { AgentFactory, AppConfig, ThreadResponse, UploadError, UploadListResponse, UploadResponse } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
 import { createGateway } from "../../src/gateway";
 import type { Gateway } from "../../src/gateway";
 import { servedFile } from "../../src/security";

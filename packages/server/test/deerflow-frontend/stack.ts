@@ -9,8 +9,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { HttpScriptStep, ScriptedLLMServer } from "@deerflow/harness/testing";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { HttpScriptStep, ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 
 /** The repository root. */
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");

@@ -4,8 +4,8 @@
  * login throttle and accounts live in `{dataDir}/auth.db`.
  * Prints one JSON line `{"url": ...}` once listening.
  */
-import { createAgent, MemoryCheckpointStore, threadStateSchema } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
+import { createAgent, MemoryCheckpointStore, threadStateSchema } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
 import { createGateway } from "../../src/gateway";
 import { authEnabled } from "./auth-session";
 

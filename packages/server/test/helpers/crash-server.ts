@@ -5,8 +5,8 @@
  * Prints one JSON line `{"url": ...}` once listening.
  */
 import path from "node:path";
-import { createAgent, SqliteCheckpointStore, threadStateSchema } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
+import { createAgent, SqliteCheckpointStore, threadStateSchema } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
 import { createGateway } from "../../src/gateway";
 import { echoTool } from "./test-gateway";
 

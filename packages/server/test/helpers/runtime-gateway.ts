@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
+import { appConfigFromText, DeerFlowRuntime } from "@deerflow-ts/harness";
 import { startServer } from "../../src/gateway";
 import type { Gateway } from "../../src/gateway";
 

@@ -9,8 +9,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { contentText, createAgent, MemoryCheckpointStore, MemoryService, SkillRegistry, threadPaths, threadStateSchema, tool } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
+import { contentText, createAgent, MemoryCheckpointStore, MemoryService, SkillRegistry, threadPaths, threadStateSchema, tool } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
 import { zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createAgent, MemoryCheckpointStore, threadStateSchema } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
+import { createAgent, MemoryCheckpointStore, threadStateSchema } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPublicAuthRoute } from "../../src/auth";
 import { createGateway } from "../../src/gateway";

@@ -7,9 +7,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
-import { startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { RecordedLLMRequest, ScriptedLLMServer } from "@deerflow/harness/testing";
+import { appConfigFromText, DeerFlowRuntime } from "@deerflow-ts/harness";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { RecordedLLMRequest, ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/gateway";

@@ -12,8 +12,8 @@ import {
   ProvisionerClient,
   provisionerSandboxId,
   SandboxError,
-} from "@deerflow/harness";
-import type { RemoteSandbox, RemoteSandboxProvider } from "@deerflow/harness";
+} from "@deerflow-ts/harness";
+import type { RemoteSandbox, RemoteSandboxProvider } from "@deerflow-ts/harness";
 import { DockerBackend, startProvisioner } from "../../src/provisioner";
 import type { RunningProvisioner } from "../../src/provisioner";
 import { dockerTestsEnabled, ensureTestImage, listLabelled, removeLabelled } from "../../../harness/test/sandbox/docker/test-image";

@@ -12,9 +12,9 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
-import { freshPostgresDatabase, startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { FreshDatabase, HttpScriptStep, ScriptedLLMServer } from "@deerflow/harness/testing";
+import { appConfigFromText, DeerFlowRuntime } from "@deerflow-ts/harness";
+import { freshPostgresDatabase, startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase, HttpScriptStep, ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { startServer } from "../../src/gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 

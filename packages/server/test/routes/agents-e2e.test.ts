@@ -8,9 +8,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { appConfigFromText, DeerFlowRuntime } from "@deerflow/harness";
-import { startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { HttpScriptStep, ScriptedLLMServer } from "@deerflow/harness/testing";
+import { appConfigFromText, DeerFlowRuntime } from "@deerflow-ts/harness";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { HttpScriptStep, ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { startServer } from "../../src/gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 

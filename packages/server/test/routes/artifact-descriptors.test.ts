@@ -2,7 +2,7 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { openArtifact, threadPaths } from "@deerflow/harness";
+import { openArtifact, threadPaths } from "@deerflow-ts/harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postJson, startTestGateway } from "../helpers/test-gateway";
 import type { TestGateway } from "../helpers/test-gateway";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DeerFlowRuntime } from "@deerflow/harness";
+import { DeerFlowRuntime } from "@deerflow-ts/harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway } from "../../src/gateway";
 import type { Gateway } from "../../src/gateway";

@@ -10,9 +10,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { UNVERIFIED_FACTS_HEADING } from "@deerflow/harness";
-import { startPageServer, startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { RecordedLLMRequest } from "@deerflow/harness/testing";
+import { UNVERIFIED_FACTS_HEADING } from "@deerflow-ts/harness";
+import { startPageServer, startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { RecordedLLMRequest } from "@deerflow-ts/harness/testing";
 import { startRuntimeGateway } from "../helpers/runtime-gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 

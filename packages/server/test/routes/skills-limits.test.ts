@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { SkillRegistry, threadPaths } from "@deerflow/harness";
+import { SkillRegistry, threadPaths } from "@deerflow-ts/harness";
 import { zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postJson, startTestGateway } from "../helpers/test-gateway";

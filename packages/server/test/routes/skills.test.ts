@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createSkillContentReview, threadPaths, SkillRegistry } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
+import { createSkillContentReview, threadPaths, SkillRegistry } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
 import { zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postJson, startTestGateway } from "../helpers/test-gateway";

@@ -1,8 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { createDeerflowAgent } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
-import type { ScriptStep } from "@deerflow/harness/testing";
+import { createDeerflowAgent } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
+import type { ScriptStep } from "@deerflow-ts/harness/testing";
 import { humanInput, startTestGateway } from "../helpers/test-gateway";
 import type { TestGateway } from "../helpers/test-gateway";
 

@@ -9,9 +9,9 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appConfigFromText, createAgent, DeerFlowRuntime, threadStateSchema, tool } from "@deerflow/harness";
-import { freshPostgresDatabase, ScriptedModel } from "@deerflow/harness/testing";
-import type { FreshDatabase } from "@deerflow/harness/testing";
+import { appConfigFromText, createAgent, DeerFlowRuntime, threadStateSchema, tool } from "@deerflow-ts/harness";
+import { freshPostgresDatabase, ScriptedModel } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { startServer } from "../../src/gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 

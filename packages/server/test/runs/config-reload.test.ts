@@ -2,9 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeerFlowRuntime } from "@deerflow/harness";
-import { startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { ScriptedLLMServer } from "@deerflow/harness/testing";
+import { DeerFlowRuntime } from "@deerflow-ts/harness";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { startServer } from "../../src/gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 

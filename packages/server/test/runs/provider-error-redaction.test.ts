@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedLLMServer } from "@deerflow/harness/testing";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { startRuntimeGateway } from "../helpers/runtime-gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 

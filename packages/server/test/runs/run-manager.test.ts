@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createAgent, threadStateSchema } from "@deerflow/harness";
-import type { Agent } from "@deerflow/harness";
+import { createAgent, threadStateSchema } from "@deerflow-ts/harness";
+import type { Agent } from "@deerflow-ts/harness";
 import { humanInput, postJson, startTestGateway, until } from "../helpers/test-gateway";
 import type { TestGateway } from "../helpers/test-gateway";
 

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startScriptedLLMServer } from "@deerflow/harness/testing";
+import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { startRuntimeGateway } from "../helpers/runtime-gateway";
 import { humanInput, parseSse, postJson } from "../helpers/test-gateway";
 import type { SseFrame } from "../helpers/test-gateway";

@@ -3,10 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { appConfigFromText, createAgent, DeerFlowRuntime, threadStateSchema, tool } from "@deerflow/harness";
-import type { RunContext } from "@deerflow/harness";
-import { ScriptedModel, startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { ScriptedLLMServer } from "@deerflow/harness/testing";
+import { appConfigFromText, createAgent, DeerFlowRuntime, threadStateSchema, tool } from "@deerflow-ts/harness";
+import type { RunContext } from "@deerflow-ts/harness";
+import { ScriptedModel, startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { startServer } from "../../src/gateway";
 import { humanInput, postJson } from "../helpers/test-gateway";
 

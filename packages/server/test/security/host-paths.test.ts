@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { createAgent, createThreadDataMiddleware, threadStateSchema } from "@deerflow/harness";
+import { createAgent, createThreadDataMiddleware, threadStateSchema } from "@deerflow-ts/harness";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway } from "../../src/gateway";

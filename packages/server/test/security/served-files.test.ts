@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { threadPaths } from "@deerflow/harness";
+import { threadPaths } from "@deerflow-ts/harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { servedFile } from "../../src/security";
 import { startTestGateway } from "../helpers/test-gateway";

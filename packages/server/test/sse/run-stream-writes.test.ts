@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createAgent, SqliteCheckpointStore, threadStateSchema, tool } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
+import { createAgent, SqliteCheckpointStore, threadStateSchema, tool } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
 import { createGateway } from "../../src/gateway";
 import { parseSse } from "../helpers/test-gateway";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryStreamBridge } from "@deerflow/harness";
-import type { RunStreamWriter } from "@deerflow/harness";
+import { createMemoryStreamBridge } from "@deerflow-ts/harness";
+import type { RunStreamWriter } from "@deerflow-ts/harness";
 import { sseResponse } from "../../src/sse/sse-response";
 
 /** Event names in a chunk of SSE text. */

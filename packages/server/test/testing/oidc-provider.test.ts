@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startOidcProvider } from "@deerflow/server/testing";
-import type { OidcProvider } from "@deerflow/server/testing";
+import { startOidcProvider } from "@deerflow-ts/server/testing";
+import type { OidcProvider } from "@deerflow-ts/server/testing";
 
 const REDIRECT = "http://127.0.0.1:1/cb";
 const clock = { now: Date.now() };

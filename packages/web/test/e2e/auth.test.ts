@@ -11,8 +11,8 @@ import path from "node:path";
 import os from "node:os";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_OIDC_TEST_CLIENT, startOidcProvider } from "@deerflow/server/testing";
-import type { OidcProvider } from "@deerflow/server/testing";
+import { DEFAULT_OIDC_TEST_CLIENT, startOidcProvider } from "@deerflow-ts/server/testing";
+import type { OidcProvider } from "@deerflow-ts/server/testing";
 import { buildWebDist, CHROMIUM, chromiumAvailable, teardown, WEB_ROOT } from "./browser";
 import { authEnabledSection, startScriptedGateway, type ScriptedGateway } from "./scripted-gateway";
 

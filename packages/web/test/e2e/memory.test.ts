@@ -9,9 +9,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DeerFlowRuntime } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
-import type { Gateway } from "@deerflow/server";
+import type { DeerFlowRuntime } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
+import type { Gateway } from "@deerflow-ts/server";
 import { buildPageHarness, chromiumAvailable, launchPage, startE2eGateway, teardown } from "./browser";
 
 const hasChromium = chromiumAvailable("memory UI");

@@ -9,12 +9,12 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contentText } from "@deerflow/harness";
-import type { DeerFlowRuntime, ModelRequest } from "@deerflow/harness";
-import { ScriptedModel } from "@deerflow/harness/testing";
-import type { Gateway } from "@deerflow/server";
+import { contentText } from "@deerflow-ts/harness";
+import type { DeerFlowRuntime, ModelRequest } from "@deerflow-ts/harness";
+import { ScriptedModel } from "@deerflow-ts/harness/testing";
+import type { Gateway } from "@deerflow-ts/server";
 import { zipSync } from "fflate";
-import { startServer } from "@deerflow/server";
+import { startServer } from "@deerflow-ts/server";
 import { buildPageHarness, buildWebDist, chromiumAvailable, launchPage, startE2eGateway, teardown, WEB_ROOT } from "./browser";
 
 const hasChromium = chromiumAvailable("skills UI");

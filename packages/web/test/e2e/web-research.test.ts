@@ -10,12 +10,12 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appConfigFromText, createChatModel, DeerFlowRuntime } from "@deerflow/harness";
-import type { ModelRequest } from "@deerflow/harness";
-import { ScriptedModel, startPageServer, startProviderDouble } from "@deerflow/harness/testing";
-import type { WebDouble } from "@deerflow/harness/testing";
-import { startServer } from "@deerflow/server";
-import type { Gateway } from "@deerflow/server";
+import { appConfigFromText, createChatModel, DeerFlowRuntime } from "@deerflow-ts/harness";
+import type { ModelRequest } from "@deerflow-ts/harness";
+import { ScriptedModel, startPageServer, startProviderDouble } from "@deerflow-ts/harness/testing";
+import type { WebDouble } from "@deerflow-ts/harness/testing";
+import { startServer } from "@deerflow-ts/server";
+import type { Gateway } from "@deerflow-ts/server";
 import { buildWebDist, chromiumAvailable, launchPage, teardown } from "./browser";
 
 const hasChromium = chromiumAvailable("web research UI");

@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
 import { SandboxError } from "../../errors";
+import { packageAssetPath } from "../../fs/package-assets";
 import { DEFAULT_DOCKER_IMAGE } from "../docker/docker-provider";
 import { connectDocker } from "../docker/engine";
 import type { DockerEngine } from "../docker/engine";
@@ -20,8 +20,8 @@ export const IMAGE_CONTENT_LABEL = "org.deerflow.sandbox.content";
 /** Label naming how the image was built: `dockerfile`, `host` or `debootstrap`. */
 export const IMAGE_BUILD_LABEL = "org.deerflow.sandbox.build";
 
-/** The repository's default sandbox Dockerfile (docker/sandbox/Dockerfile). */
-export const SANDBOX_DOCKERFILE = fileURLToPath(new URL("../../../../../docker/sandbox/Dockerfile", import.meta.url));
+/** The default sandbox Dockerfile (`assets/sandbox/Dockerfile` when installed; docker/sandbox/Dockerfile in a checkout). */
+export const SANDBOX_DOCKERFILE = packageAssetPath(import.meta.url, "@deerflow-ts/harness", "sandbox/Dockerfile", "docker/sandbox/Dockerfile");
 
 /** Where build progress goes (one line per call). */
 export type BuildLog = (line: string) => void;

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { appConfigSchema, formatKeyPath } from "@deerflow/harness";
+import { appConfigSchema, formatKeyPath } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
 import * as oauth from "oauth4webapi";
 import { HttpError } from "../../http-error";

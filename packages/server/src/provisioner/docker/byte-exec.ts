@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import Docker from "dockerode";
-import { SandboxError } from "@deerflow/harness";
+import { SandboxError } from "@deerflow-ts/harness";
 import type { BytesExecOptions, BytesExecResult } from "../backend";
 
 const STDERR_CAP = 8192;

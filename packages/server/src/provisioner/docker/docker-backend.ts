@@ -11,8 +11,8 @@ import {
   removeTree,
   sandboxRunAs,
   SandboxError,
-} from "@deerflow/harness";
-import type { CreateSandboxRequest, OwnerIdentity, SandboxConfig, SandboxStatus } from "@deerflow/harness";
+} from "@deerflow-ts/harness";
+import type { CreateSandboxRequest, OwnerIdentity, SandboxConfig, SandboxStatus } from "@deerflow-ts/harness";
 import type { BackendExecOptions, BackendExecResult, BackendSandbox, BytesExecOptions, BytesExecResult, ProvisionerBackend } from "../backend";
 import { dockerExecBytes, dockerodeOptions } from "./byte-exec";
 

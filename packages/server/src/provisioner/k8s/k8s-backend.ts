@@ -1,7 +1,7 @@
 import { CoreV1Api, Exec, NetworkingV1Api } from "@kubernetes/client-node";
 import type { KubeConfig, V1Pod } from "@kubernetes/client-node";
-import { SANDBOX_STATUSES, SandboxError } from "@deerflow/harness";
-import type { CreateSandboxRequest, SandboxStatus } from "@deerflow/harness";
+import { SANDBOX_STATUSES, SandboxError } from "@deerflow-ts/harness";
+import type { CreateSandboxRequest, SandboxStatus } from "@deerflow-ts/harness";
 import type { BackendExecOptions, BackendExecResult, BackendSandbox, BytesExecOptions, BytesExecResult, ProvisionerBackend } from "../backend";
 import { k8sExecBytes, k8sRunCommand } from "./k8s-exec";
 import { buildNetworkPolicy, buildPod, buildService, K8S_ANNOTATIONS, K8S_LABELS, networkPolicyName, podName, serviceName } from "./manifests";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Readable, Writable } from "node:stream";
 import type { Exec, V1Status } from "@kubernetes/client-node";
-import { EXEC_WRAPPER, SandboxError } from "@deerflow/harness";
+import { EXEC_WRAPPER, SandboxError } from "@deerflow-ts/harness";
 import type { BackendExecOptions, BackendExecResult, BytesExecOptions, BytesExecResult } from "../backend";
 import { SANDBOX_CONTAINER } from "./manifests";
 

@@ -1,6 +1,6 @@
 import type { V1NetworkPolicy, V1Pod, V1Service } from "@kubernetes/client-node";
-import { KEEPALIVE_CMD, SandboxError, sandboxEnv, VIRTUAL_OUTPUTS, VIRTUAL_SKILLS, VIRTUAL_UPLOADS, VIRTUAL_WORKSPACE } from "@deerflow/harness";
-import type { CreateSandboxRequest, SandboxConfig } from "@deerflow/harness";
+import { KEEPALIVE_CMD, SandboxError, sandboxEnv, VIRTUAL_OUTPUTS, VIRTUAL_SKILLS, VIRTUAL_UPLOADS, VIRTUAL_WORKSPACE } from "@deerflow-ts/harness";
+import type { CreateSandboxRequest, SandboxConfig } from "@deerflow-ts/harness";
 
 /** Labels and annotations of every object the Kubernetes backend creates (DeerFlow's labels plus ours). */
 export const K8S_LABELS = {

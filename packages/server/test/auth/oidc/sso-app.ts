@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { appConfigSchema } from "@deerflow/harness";
+import { appConfigSchema } from "@deerflow-ts/harness";
 import { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { registerOidcRoutes } from "../../../src/auth/oidc";

@@ -14,7 +14,7 @@
  *   calls per run, as in the scale bench).
  * - anything else: `answer: <text>`.
  */
-import type { HttpScriptStep, RecordedLLMRequest } from "@deerflow/harness/testing";
+import type { HttpScriptStep, RecordedLLMRequest } from "@deerflow-ts/harness/testing";
 
 interface WireMessage {
   role?: string;

@@ -18,7 +18,7 @@ import path from "node:path";
 import pg from "pg";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "@deerflow/harness/testing";
+import { freePort } from "@deerflow-ts/harness/testing";
 import { createThread, getRun, humanInput, joinRun, runIdOf, streamRun, waitForRun } from "../helpers/runs-api";
 import { REPO_ROOT, startServe } from "../helpers/serve-process";
 import type { ServeProcess } from "../helpers/serve-process";

@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freshPostgresDatabase, startScriptedLLMServer } from "@deerflow/harness/testing";
-import type { FreshDatabase, HttpScriptStep, ScriptedLLMServer } from "@deerflow/harness/testing";
+import { freshPostgresDatabase, startScriptedLLMServer } from "@deerflow-ts/harness/testing";
+import type { FreshDatabase, HttpScriptStep, ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { SignedIn } from "../../helpers/auth-session";
 import { scaleOutConfigYaml, startServe } from "../helpers/serve-process";
 import type { ScaleOutConfig, ServeProcess } from "../helpers/serve-process";

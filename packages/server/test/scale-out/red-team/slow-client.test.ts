@@ -11,7 +11,7 @@
  */
 import { spawn } from "node:child_process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { HttpScriptStep } from "@deerflow/harness/testing";
+import type { HttpScriptStep } from "@deerflow-ts/harness/testing";
 import { createThread, joinRun, runIdOf, streamRun, waitForRun } from "../helpers/runs-api";
 import { requestShape } from "../helpers/scripted-router";
 import { startDeployment } from "./deployment";

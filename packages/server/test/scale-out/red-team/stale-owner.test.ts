@@ -12,7 +12,7 @@
  *   once, with its committed tool step kept.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { HttpScriptStep } from "@deerflow/harness/testing";
+import type { HttpScriptStep } from "@deerflow-ts/harness/testing";
 import { createThread, getRun, joinRun, runIdOf, streamRun, threadMessages, waitForRun } from "../helpers/runs-api";
 import { requestShape } from "../helpers/scripted-router";
 import type { ServeProcess } from "../helpers/serve-process";
