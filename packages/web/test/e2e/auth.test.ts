@@ -312,6 +312,10 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     await signIn(page, BOB);
     await page.waitForURL(`${server.url}/`);
     await page.getByRole("textbox", { name: "Message" }).waitFor();
+    // The composer shows before the app's start-up reads (threads, models, features) have answered. Ending the
+    // session while one is still on its way makes *that* read the 401, which sends the page to the login before
+    // the Agents button can be clicked (the timeout this test once hit on a loaded machine): wait for them.
+    await page.waitForLoadState("networkidle");
     await page.evaluate(() => history.replaceState(null, "", "/?from=test"));
     // The session ends under the page (as when it expires or another tab signs out).
     await context.clearCookies({ name: "access_token" });
