@@ -15,10 +15,10 @@
 import os from "node:os";
 import { Readability } from "@mozilla/readability";
 import { gfm } from "@joplin/turndown-plugin-gfm";
-import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
 import { envInt, heading, median, percentile, printResultLine, report, round } from "../lib";
 import { decodeBody, htmlToMarkdown, createWebFetchTool } from "../../packages/harness/src/web-research";
+import { parseHtmlDocument } from "../../packages/harness/src/web-research/dom";
 import { startPageServer } from "../../packages/harness/src/testing/web-doubles";
 import { buildBenchPage } from "./page";
 
@@ -60,8 +60,7 @@ function timeSync(fn: () => void, iterations: number, warmup = WARMUP): number[]
 function naiveConvert(html: string): string {
   const td = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" });
   td.use(gfm);
-  const { document } = parseHTML(html);
-  const article = new Readability(document as unknown as Document).parse();
+  const article = new Readability(parseHtmlDocument(html)).parse();
   return td.turndown(article?.content ?? "");
 }
 

@@ -1,13 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { parse as parseYaml } from "yaml";
 import { loadDotEnvFiles, readEnv, resolveConfigPath, substituteEnvVars } from "@deerflow-ts/harness";
 import { ConfigError } from "@deerflow-ts/harness";
 import { parseSandboxConfig } from "@deerflow-ts/harness";
 import type { SandboxConfig } from "@deerflow-ts/harness";
 import { DEFAULT_DOCKER_IMAGE } from "@deerflow-ts/harness/app";
-import { DockerBackend, KubernetesBackend, startProvisioner } from "@deerflow-ts/server/provisioner";
+import { DockerBackend, KubernetesBackend, loadKubernetesClient, startProvisioner } from "@deerflow-ts/server/provisioner";
 import type { ProvisionerBackend } from "@deerflow-ts/server/provisioner";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
@@ -107,7 +106,8 @@ export async function provisionerCommand(argv: string[], term: Terminal): Promis
       containerPrefix: prefix && prefix !== "deer-flow-sandbox" ? prefix : undefined,
     });
   } else {
-    const kc = new KubeConfig();
+    // client-node is an optional peer dependency, loaded only for this backend (the error says what to install)
+    const kc = new (await loadKubernetesClient()).KubeConfig();
     const kubeconfig = values.kubeconfig ?? readEnv("KUBECONFIG_PATH", env);
     if (kubeconfig) kc.loadFromFile(path.resolve(common.cwd, kubeconfig));
     else kc.loadFromDefault();

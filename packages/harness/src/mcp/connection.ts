@@ -1,14 +1,13 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError as SdkMcpError } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../errors";
 import { envReferenceName } from "../config";
 import type { McpServerConfig } from "../config";
 import { McpError } from "./errors";
 import type { StdioLaunch } from "./launch-plan";
 import type { McpPathScope } from "./path-mapping";
+import { loadMcpSdk } from "./sdk";
+import type { McpSdk } from "./sdk";
 import { LaunchedStdioTransport } from "./stdio-transport";
 import { oauthFetch } from "./oauth";
 import type { OAuthTokenManager } from "./oauth";
@@ -67,6 +66,7 @@ export class McpConnection {
 
   private constructor(
     readonly server: string,
+    private readonly sdk: McpSdk,
     private readonly client: Client,
     private readonly transport: Transport,
     /** stdio: the launch this session runs (argument mapping, result path scope). */
@@ -82,6 +82,7 @@ export class McpConnection {
   static async open(name: string, config: McpServerConfig, options: McpConnectOptions = {}): Promise<McpConnection> {
     const kind = transportKind(config);
     if (!kind) throw new McpError(name, `MCP server '${name}' has unsupported transport type: ${config.type}`, { code: "mcp_config_invalid" });
+    const sdk = await loadMcpSdk();
     let transport: Transport;
     let stdio: LaunchedStdioTransport | undefined;
     if (kind === "stdio") {
@@ -99,10 +100,10 @@ export class McpConnection {
       }
       const headers = resolveEnvRefs(config.headers, process.env);
       const opts = { requestInit: { headers }, ...(options.oauth ? { fetch: oauthFetch(options.oauth) } : {}) };
-      transport = kind === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
+      transport = kind === "sse" ? new sdk.SSEClientTransport(url, opts) : new sdk.StreamableHTTPClientTransport(url, opts);
     }
-    const client = new Client({ name: options.clientName ?? "deerflow", version: "2.0.0" }, { capabilities: {} });
-    const conn = new McpConnection(name, client, transport, options.stdio);
+    const client = new sdk.Client({ name: options.clientName ?? "deerflow", version: "2.0.0" }, { capabilities: {} });
+    const conn = new McpConnection(name, sdk, client, transport, options.stdio);
     stdio?.stderr.on("data", (chunk: Buffer) => {
       conn.stderrTail = (conn.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL);
     });
@@ -173,6 +174,7 @@ export class McpConnection {
       });
       return res as McpCallResult;
     } catch (err) {
+      const { McpError: SdkMcpError, ErrorCode } = this.sdk;
       if (err instanceof SdkMcpError && err.code === ErrorCode.RequestTimeout) {
         throw new McpError(this.server, `MCP tool '${tool}' on server '${this.server}' timed out after ${(options.timeoutMs ?? 60_000) / 1000}s`, { code: "mcp_call_timeout", cause: err });
       }

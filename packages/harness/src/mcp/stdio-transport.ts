@@ -2,9 +2,21 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { PassThrough } from "node:stream";
 import type { Readable, Writable } from "node:stream";
-import { ReadBuffer, serializeMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+type StdioSdk = typeof import("@modelcontextprotocol/sdk/shared/stdio.js");
+let stdioSdk: Promise<StdioSdk> | undefined;
+/**
+ * The SDK's line framing (and the JSON-RPC schemas it validates with), loaded
+ * when the first stdio session starts: a gateway whose config enables no MCP
+ * server never loads the SDK.
+ */
+function loadStdioSdk(): Promise<StdioSdk> {
+  stdioSdk ??= import("@modelcontextprotocol/sdk/shared/stdio.js");
+  return stdioSdk;
+}
 
 /** Exactly what to start: no environment is added, no PATH lookup is made. */
 export interface LaunchedProcessSpec {
@@ -34,7 +46,8 @@ export class LaunchedStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private child?: ChildProcess;
-  private readonly readBuffer = new ReadBuffer();
+  private sdk?: StdioSdk;
+  private readBuffer?: ReadBuffer;
   private readonly stderrStream = new PassThrough();
   private exited = false;
 
@@ -50,8 +63,10 @@ export class LaunchedStdioTransport implements Transport {
     return this.child?.pid;
   }
 
-  start(): Promise<void> {
-    if (this.child) throw new Error("LaunchedStdioTransport already started");
+  async start(): Promise<void> {
+    if (this.child || this.sdk) throw new Error("LaunchedStdioTransport already started");
+    const sdk = (this.sdk = await loadStdioSdk());
+    const readBuffer = (this.readBuffer = new sdk.ReadBuffer());
     const [file, ...args] = this.spec.argv;
     return new Promise((resolve, reject) => {
       const child = spawn(file, args, {
@@ -79,11 +94,11 @@ export class LaunchedStdioTransport implements Transport {
       child.stdin?.on("error", (err) => this.onerror?.(err));
       child.stdout?.on("data", (chunk: Buffer) => {
         try {
-          this.readBuffer.append(chunk);
+          readBuffer.append(chunk);
         } catch {
           // The read buffer refuses a line past its bound (and throws): inside this listener that would be an
           // uncaught exception ending the whole gateway. The session ends instead; the server is restarted on use.
-          this.onerror?.(new Error(`MCP server wrote a message larger than ${STDIO_DEFAULT_MAX_BUFFER_SIZE / (1024 * 1024)} MiB without a line break; session closed`));
+          this.onerror?.(new Error(`MCP server wrote a message larger than ${sdk.STDIO_DEFAULT_MAX_BUFFER_SIZE / (1024 * 1024)} MiB without a line break; session closed`));
           child.stdout?.removeAllListeners("data");
           child.kill("SIGKILL");
           return;
@@ -99,7 +114,7 @@ export class LaunchedStdioTransport implements Transport {
     for (;;) {
       let message: JSONRPCMessage | null;
       try {
-        message = this.readBuffer.readMessage();
+        message = this.readBuffer?.readMessage() ?? null;
       } catch (err) {
         this.onerror?.(err as Error);
         continue;
@@ -122,11 +137,11 @@ export class LaunchedStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
       const stdin = this.child?.stdin;
-      if (!stdin) {
+      if (!stdin || !this.sdk) {
         reject(new Error("Not connected"));
         return;
       }
-      if (stdin.write(serializeMessage(message))) resolve();
+      if (stdin.write(this.sdk.serializeMessage(message))) resolve();
       else stdin.once("drain", resolve);
     });
   }
@@ -148,6 +163,6 @@ export class LaunchedStdioTransport implements Transport {
         if (!(await within(CLOSE_GRACE_MS))) child.kill("SIGKILL");
       }
     }
-    this.readBuffer.clear();
+    this.readBuffer?.clear();
   }
 }

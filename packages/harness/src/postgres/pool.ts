@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { z } from "zod";
 import { ConfigError } from "../errors";
 
@@ -106,7 +106,9 @@ export async function openPgPool(options: PgPoolOptions): Promise<pg.Pool> {
   // The harness's schema first; `public` stays reachable for extensions installed there.
   if (schema) startup.push(`-c search_path=${schema},public`);
   if (options.statementTimeoutMs) startup.push(`-c statement_timeout=${Math.round(options.statementTimeoutMs)}`);
-  const pool = new pg.Pool({
+  // pg is loaded by the first pool: SQLite-only configs never load it
+  const { default: pgModule } = await import("pg");
+  const pool = new pgModule.Pool({
     connectionString: url,
     max: options.max ?? 10,
     // Startup parameters: set once per connection, no query per checkout.

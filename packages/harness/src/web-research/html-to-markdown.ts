@@ -1,6 +1,6 @@
 import { Readability } from "@mozilla/readability";
 import { gfm } from "@joplin/turndown-plugin-gfm";
-import { HTMLElement as LinkedomElement, parseHTML } from "linkedom";
+import { parseHtmlDocument } from "./dom";
 import TurndownService from "turndown";
 
 /** web_fetch's default output budget (DeerFlow truncates the Markdown to 4096 characters). */
@@ -33,7 +33,7 @@ export interface ExtractedPage {
 // Elements that never carry article text, or that the HTML standard marks
 // as tangential (aside) or as section chrome (footer). Removing them from
 // the source before parsing is the main cost saving on heavy pages (inline
-// bundles, icon sprites, mega-menus, link rails): linkedom pays per node
+// bundles, icon sprites, mega-menus, link rails): the DOM pays per node
 // created. JSON-LD scripts stay because they carry title and byline.
 const STRIP_ELEMENTS = /<(script|style|noscript|template|svg|iframe|object|embed|canvas|nav|select|aside|footer|button|textarea)\b([^>]*)>[\s\S]*?<\/\1\s*>/gi;
 const COMMENTS = /<!--[\s\S]*?-->/g;
@@ -63,31 +63,6 @@ function preStrip(html: string, limit = 0): string {
 let service: TurndownService | undefined;
 /** Base URL of the page being converted (conversion is synchronous, so one slot suffices). */
 let currentBase: string | undefined;
-const rowsCache = new WeakMap<object, Element[]>();
-
-/**
- * linkedom has no `HTMLTableElement.rows`, which the GFM table rule reads to
- * count columns; without it every table is flattened to run-on text. The
- * getter is added to linkedom's element prototype (turndown works on clones,
- * so a per-instance property would be lost) and answers only for tables.
- */
-function installTableRows(): void {
-  const proto = (LinkedomElement as unknown as { prototype: object }).prototype;
-  if (Object.prototype.hasOwnProperty.call(proto, "rows")) return;
-  Object.defineProperty(proto, "rows", {
-    configurable: true,
-    get(this: Element) {
-      if (this.nodeName !== "TABLE") return undefined;
-      let rows = rowsCache.get(this);
-      if (!rows) {
-        rows = [...this.querySelectorAll("tr")].filter((tr) => tr.closest("table") === this);
-        rowsCache.set(this, rows);
-      }
-      return rows;
-    },
-  });
-}
-
 /** Resolve a link or image reference against the page; Markdown-breaking characters are escaped. */
 function resolveRef(ref: string): string {
   let out = ref.trim();
@@ -116,7 +91,6 @@ function codeLanguage(pre: HTMLElement): string {
  */
 function turndown(): TurndownService {
   if (service) return service;
-  installTableRows();
   const td = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", emDelimiter: "_", hr: "---" });
   td.use(gfm);
   td.remove(["script", "style", "noscript", "iframe", "button", "input", "select", "textarea", "form"] as TurndownService.Filter);
@@ -165,7 +139,7 @@ function baseUrlOf(document: Document, pageUrl: string | undefined): string | un
 
 /** Readability drops classes; keep the code language in a data attribute it preserves. */
 function markCodeLanguages(document: Document): void {
-  for (const pre of document.getElementsByTagName("pre")) {
+  for (const pre of Array.from(document.getElementsByTagName("pre"))) {
     const cls = `${pre.getAttribute("class") ?? ""} ${pre.firstElementChild?.getAttribute("class") ?? ""}`;
     const m = /(?:^|\s)(?:language|lang)-([A-Za-z0-9_+-]+)/.exec(cls);
     if (m) pre.setAttribute("data-df-lang", m[1]);
@@ -241,7 +215,7 @@ function tidy(markdown: string): string {
 export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}): ExtractedPage {
   const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
   const source = preStrip(html, maxChars > 0 ? BUDGETED_PARSE_LIMIT : 0);
-  const { document } = parseHTML(source);
+  const document = parseHtmlDocument(source);
   const base = baseUrlOf(document as unknown as Document, options.url);
   const fallbackTitle = (document.querySelector("title")?.textContent ?? "").trim();
   markCodeLanguages(document as unknown as Document);
@@ -260,8 +234,8 @@ export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}
   }
   if (!root) {
     // Readability mutates the document; parse again for the fallback.
-    const { document: fresh } = parseHTML(source);
-    for (const el of fresh.querySelectorAll(BOILERPLATE_SELECTOR)) el.remove();
+    const fresh = parseHtmlDocument(source);
+    for (const el of Array.from(fresh.querySelectorAll(BOILERPLATE_SELECTOR))) el.remove();
     root = (fresh.body ?? fresh.documentElement) as unknown as Element;
   }
   title = title || fallbackTitle || "Untitled";

@@ -1,4 +1,4 @@
-import { parseHTML } from "linkedom";
+import { parseHtmlDocument } from "./dom";
 import { WebProviderError } from "./errors";
 import { providerFetch, providerJson, statusError, unexpectedShape } from "./provider-http";
 import { cleanSnippet } from "./results";
@@ -63,9 +63,9 @@ export function unwrapDdgLink(href: string): string {
 
 /** Parse DuckDuckGo's HTML results page (ads skipped). */
 export function parseDdgHtml(html: string): SearchHit[] {
-  const { document } = parseHTML(html);
+  const document = parseHtmlDocument(html);
   const out: SearchHit[] = [];
-  for (const r of document.querySelectorAll(".result")) {
+  for (const r of Array.from(document.querySelectorAll(".result"))) {
     const cls = r.getAttribute("class") ?? "";
     if (/\bresult--ad\b/.test(cls)) continue;
     const a = r.querySelector("a.result__a");

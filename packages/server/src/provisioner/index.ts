@@ -23,7 +23,7 @@ export { SandboxFiles, standardMounts } from "./sandbox-files";
 export type { BytesExec, SandboxMountPoint } from "./sandbox-files";
 export { DockerBackend, PROVISIONER_LABELS } from "./docker/docker-backend";
 export type { DockerBackendOptions } from "./docker/docker-backend";
-export { KubernetesBackend } from "./k8s/k8s-backend";
+export { KubernetesBackend, loadKubernetesClient } from "./k8s/k8s-backend";
 export type { KubernetesBackendOptions } from "./k8s/k8s-backend";
 export { buildNetworkPolicy, buildPod, buildService, K8S_ANNOTATIONS, K8S_LABELS, networkPolicyName, podName, SANDBOX_CONTAINER, serviceName } from "./k8s/manifests";
 export type { ManifestSettings } from "./k8s/manifests";

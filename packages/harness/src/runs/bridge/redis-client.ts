@@ -1,4 +1,4 @@
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { ConfigError, StreamBridgeError } from "../../errors";
 import { maskCredentials, maskUrl } from "../../postgres";
 
@@ -77,6 +77,8 @@ export async function openRedisLink(url: string, role: string, log: (message: st
   let connected = false;
   let down = false;
   let firstError: string | undefined;
+  // ioredis is loaded by the first Redis link: only configs with a Redis stream bridge or run transport use it
+  const { Redis } = await import("ioredis");
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 
 /** A database of its own on a shared test server. */
 export interface FreshDatabase {
@@ -14,6 +13,8 @@ export interface FreshDatabase {
  */
 export async function freshPostgresDatabase(serverUrl: string, prefix = "t"): Promise<FreshDatabase> {
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  // loaded here: the testing entry (the demo's scripted model comes from it) must not load pg on import
+  const { default: pg } = await import("pg");
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {

@@ -1,5 +1,4 @@
-import { CoreV1Api, Exec, NetworkingV1Api } from "@kubernetes/client-node";
-import type { KubeConfig, V1Pod } from "@kubernetes/client-node";
+import type { CoreV1Api, Exec, KubeConfig, NetworkingV1Api, V1Pod } from "@kubernetes/client-node";
 import { SANDBOX_STATUSES, SandboxError } from "@deerflow-ts/harness";
 import type { CreateSandboxRequest, SandboxStatus } from "@deerflow-ts/harness";
 import type { BackendExecOptions, BackendExecResult, BackendSandbox, BytesExecOptions, BytesExecResult, ProvisionerBackend } from "../backend";
@@ -15,6 +14,29 @@ export interface KubernetesBackendOptions extends ManifestSettings {
   readyTimeoutMs?: number;
   /** Interval of that wait (default 500 ms). */
   pollIntervalMs?: number;
+}
+
+interface KubernetesClients {
+  core: CoreV1Api;
+  net: NetworkingV1Api;
+  execApi: Exec;
+}
+
+/**
+ * `@kubernetes/client-node`, imported when the Kubernetes backend first talks
+ * to a cluster. It is an optional peer dependency of the server (most
+ * installs never use this backend and its install is larger than the rest of
+ * the server's dependencies together); without it the error says what to install.
+ */
+export async function loadKubernetesClient(): Promise<typeof import("@kubernetes/client-node")> {
+  try {
+    return await import("@kubernetes/client-node");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException)?.code !== "ERR_MODULE_NOT_FOUND") throw err;
+    throw new SandboxError("The Kubernetes backend needs @kubernetes/client-node, which is not installed: run `npm install @kubernetes/client-node@1.4.0` next to deerflow-ts (or use --backend docker).", {
+      code: "kubernetes_client_missing",
+    });
+  }
 }
 
 /** The HTTP status of a client-node error (ApiException `code`), if any. */
@@ -37,15 +59,19 @@ function phaseOf(pod: V1Pod): SandboxStatus {
  */
 export class KubernetesBackend implements ProvisionerBackend {
   readonly kind = "kubernetes";
-  private readonly core: CoreV1Api;
-  private readonly net: NetworkingV1Api;
-  private readonly execApi: Exec;
+  private clients: Promise<KubernetesClients> | undefined;
   private readonly creating = new Map<string, Promise<BackendSandbox>>();
 
-  constructor(private readonly options: KubernetesBackendOptions) {
-    this.core = options.kubeConfig.makeApiClient(CoreV1Api);
-    this.net = options.kubeConfig.makeApiClient(NetworkingV1Api);
-    this.execApi = new Exec(options.kubeConfig);
+  constructor(private readonly options: KubernetesBackendOptions) {}
+
+  /** The API clients, made on first use: client-node is an optional peer dependency only this backend loads. */
+  private k8s(): Promise<KubernetesClients> {
+    this.clients ??= loadKubernetesClient().then(({ CoreV1Api, NetworkingV1Api, Exec }) => ({
+      core: this.options.kubeConfig.makeApiClient(CoreV1Api),
+      net: this.options.kubeConfig.makeApiClient(NetworkingV1Api),
+      execApi: new Exec(this.options.kubeConfig),
+    }));
+    return this.clients;
   }
 
   private fail(err: unknown, what: string): SandboxError {
@@ -66,7 +92,7 @@ export class KubernetesBackend implements ProvisionerBackend {
   async start(): Promise<void> {
     // One cheap call proves the cluster is reachable and the namespace readable.
     try {
-      await this.core.listNamespacedPod({ namespace: this.options.namespace, labelSelector: `app=${K8S_LABELS.app}`, limit: 1 });
+      await (await this.k8s()).core.listNamespacedPod({ namespace: this.options.namespace, labelSelector: `app=${K8S_LABELS.app}`, limit: 1 });
     } catch (err) {
       throw this.fail(err, `listing pods in ${this.options.namespace}`);
     }
@@ -82,7 +108,7 @@ export class KubernetesBackend implements ProvisionerBackend {
 
   private async readPod(sandboxId: string): Promise<V1Pod | undefined> {
     try {
-      return await this.core.readNamespacedPod({ name: podName(sandboxId), namespace: this.options.namespace });
+      return await (await this.k8s()).core.readNamespacedPod({ name: podName(sandboxId), namespace: this.options.namespace });
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw this.fail(err, `reading pod ${podName(sandboxId)}`);
@@ -96,7 +122,7 @@ export class KubernetesBackend implements ProvisionerBackend {
 
   async list(): Promise<BackendSandbox[]> {
     try {
-      const res = await this.core.listNamespacedPod({ namespace: this.options.namespace, labelSelector: `app=${K8S_LABELS.app},${K8S_LABELS.managedBy}=deerflow-provisioner` });
+      const res = await (await this.k8s()).core.listNamespacedPod({ namespace: this.options.namespace, labelSelector: `app=${K8S_LABELS.app},${K8S_LABELS.managedBy}=deerflow-provisioner` });
       return res.items.map((p) => this.toSandbox(p)).filter((s): s is BackendSandbox => s !== undefined);
     } catch (err) {
       throw this.fail(err, "listing sandbox pods");
@@ -130,18 +156,18 @@ export class KubernetesBackend implements ProvisionerBackend {
     }
     // The policy first: the Pod never runs a moment without it.
     try {
-      await this.net.createNamespacedNetworkPolicy({ namespace: ns, body: policy });
+      await (await this.k8s()).net.createNamespacedNetworkPolicy({ namespace: ns, body: policy });
     } catch (err) {
       if (statusOf(err) !== 409) throw this.fail(err, `creating networkpolicy ${networkPolicyName(req.sandbox_id)}`);
     }
     let created: V1Pod | undefined;
     try {
-      created = await this.core.createNamespacedPod({ namespace: ns, body: pod });
+      created = await (await this.k8s()).core.createNamespacedPod({ namespace: ns, body: pod });
     } catch (err) {
       if (statusOf(err) !== 409) throw this.fail(err, `creating pod ${podName(req.sandbox_id)}`);
     }
     try {
-      await this.core.createNamespacedService({ namespace: ns, body: service });
+      await (await this.k8s()).core.createNamespacedService({ namespace: ns, body: service });
     } catch (err) {
       if (statusOf(err) !== 409) {
         await this.remove(req.sandbox_id).catch(() => false);
@@ -174,9 +200,9 @@ export class KubernetesBackend implements ProvisionerBackend {
     const ns = this.options.namespace;
     let removed = false;
     const attempts: Array<[string, () => Promise<unknown>]> = [
-      [`service ${serviceName(sandboxId)}`, () => this.core.deleteNamespacedService({ name: serviceName(sandboxId), namespace: ns })],
-      [`pod ${podName(sandboxId)}`, () => this.core.deleteNamespacedPod({ name: podName(sandboxId), namespace: ns, gracePeriodSeconds: 0 })],
-      [`networkpolicy ${networkPolicyName(sandboxId)}`, () => this.net.deleteNamespacedNetworkPolicy({ name: networkPolicyName(sandboxId), namespace: ns })],
+      [`service ${serviceName(sandboxId)}`, async () => (await this.k8s()).core.deleteNamespacedService({ name: serviceName(sandboxId), namespace: ns })],
+      [`pod ${podName(sandboxId)}`, async () => (await this.k8s()).core.deleteNamespacedPod({ name: podName(sandboxId), namespace: ns, gracePeriodSeconds: 0 })],
+      [`networkpolicy ${networkPolicyName(sandboxId)}`, async () => (await this.k8s()).net.deleteNamespacedNetworkPolicy({ name: networkPolicyName(sandboxId), namespace: ns })],
     ];
     const errors: string[] = [];
     for (const [what, del] of attempts) {
@@ -191,12 +217,12 @@ export class KubernetesBackend implements ProvisionerBackend {
     return removed;
   }
 
-  exec(sandboxId: string, command: string, options: BackendExecOptions): Promise<BackendExecResult> {
-    return k8sRunCommand(this.execApi, this.options.namespace, podName(sandboxId), command, options);
+  async exec(sandboxId: string, command: string, options: BackendExecOptions): Promise<BackendExecResult> {
+    return k8sRunCommand((await this.k8s()).execApi, this.options.namespace, podName(sandboxId), command, options);
   }
 
-  execBytes(sandboxId: string, argv: string[], options: BytesExecOptions): Promise<BytesExecResult> {
-    return k8sExecBytes(this.execApi, this.options.namespace, podName(sandboxId), argv, options);
+  async execBytes(sandboxId: string, argv: string[], options: BytesExecOptions): Promise<BytesExecResult> {
+    return k8sExecBytes((await this.k8s()).execApi, this.options.namespace, podName(sandboxId), argv, options);
   }
 
   async close(): Promise<void> {
