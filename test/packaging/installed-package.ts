@@ -19,6 +19,8 @@ export interface InstalledPackage {
   readonly bin: string;
   /** The packed tarballs (file names). */
   readonly tarballs: readonly string[];
+  /** Every file each tarball holds, by package name (`npm pack --json`). */
+  readonly packedFiles: Readonly<Record<string, readonly string[]>>;
   /** Milliseconds spent in `npm install`. */
   readonly installMs: number;
   /** Removes the folder. */
@@ -53,8 +55,9 @@ export function packAndInstall(options: PackAndInstallOptions = {}): InstalledPa
   try {
     const tgz = path.join(work, "tgz");
     mkdirSync(tgz);
-    const packed = JSON.parse(npm(["pack", "--workspaces", "--json", "--pack-destination", tgz], REPO)) as { filename: string }[];
+    const packed = JSON.parse(npm(["pack", "--workspaces", "--json", "--pack-destination", tgz], REPO)) as { name: string; filename: string; files: { path: string }[] }[];
     const tarballs = packed.map((p) => p.filename);
+    const packedFiles = Object.fromEntries(packed.map((p) => [p.name, p.files.map((f) => f.path)]));
     log(`packed ${tarballs.join(", ")}`);
 
     const dir = path.join(work, "app");
@@ -65,7 +68,7 @@ export function packAndInstall(options: PackAndInstallOptions = {}): InstalledPa
     const installMs = Date.now() - started;
     log(`npm install of the tarballs: ${(installMs / 1000).toFixed(1)} s`);
     provideSqliteBinary(dir);
-    return { dir, bin: path.join(dir, "node_modules/.bin/deerflow"), tarballs, installMs, close: () => rmSync(work, { recursive: true, force: true }) };
+    return { dir, bin: path.join(dir, "node_modules/.bin/deerflow"), tarballs, packedFiles, installMs, close: () => rmSync(work, { recursive: true, force: true }) };
   } catch (err) {
     rmSync(work, { recursive: true, force: true });
     throw err;

@@ -71,6 +71,10 @@ describe("the packed tarballs, installed into an empty folder", { timeout: 120_0
       expect(existsSync(path.join(mods, pkg, "test")), `${pkg}/test`).toBe(false);
     }
     expect(existsSync(path.join(mods, "tsx")), "tsx is a dev dependency only").toBe(false);
+    for (const [name, files] of Object.entries(installed.packedFiles)) {
+      expect(files, name).toContain("LICENSE");
+      expect(files.filter((f) => /(^|\/)(test|fixtures)\/|\.test\.|^src\//.test(f)), `${name}: tests, fixtures or sources packed`).toEqual([]);
+    }
     expect(existsSync(path.join(mods, "@deerflow-ts/web/dist/index.html"))).toBe(true);
   });
 
