@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Lays out the Docker build context of deploy/Dockerfile: the gateway as installed on this machine
-// (after `npm ci` and `npm run build:web`), production dependencies only, under <out>/app.
+// (after `npm ci` and `npm run build`), production dependencies only, under <out>/app.
 //
 //   node deploy/stage-app.mjs [out]          (default out: deploy/.build)
 //   docker build -f deploy/Dockerfile -t deerflow-ts:local deploy/.build
@@ -29,11 +29,13 @@ const WEB_SOURCES = new Set(["src", "scripts", "index.html", "vite.config.ts"]);
  * @param {string} dir
  */
 function runsCompiled(dir) {
-  if (!existsSync(path.join(dir, "dist"))) return false;
   const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-  if (JSON.stringify([pkg.exports ?? null, pkg.main ?? null]).includes("dist/")) return true;
   const bins = typeof pkg.bin === "string" ? [pkg.bin] : Object.values(pkg.bin ?? {});
-  return bins.some((b) => existsSync(path.join(dir, b)) && readFileSync(path.join(dir, b), "utf8").includes("dist/"));
+  const compiled =
+    JSON.stringify([pkg.exports ?? null, pkg.main ?? null]).includes("dist/") ||
+    bins.some((b) => existsSync(path.join(dir, b)) && readFileSync(path.join(dir, b), "utf8").includes("dist/"));
+  if (compiled && !existsSync(path.join(dir, "dist"))) throw new Error(`${path.join(dir, "dist")} is missing: run \`npm run build\` first (the image runs the compiled packages)`);
+  return compiled;
 }
 
 /** Hard-link (else copy) one file; recreate symlinks as they are (workspace links stay relative). */
@@ -67,7 +69,7 @@ function placePackage(src, dest, skip = new Set(["node_modules"])) {
  */
 export function stageApp(out) {
   if (!existsSync(path.join(REPO, "node_modules"))) throw new Error(`no node_modules in ${REPO}: run \`npm ci\` first`);
-  if (!existsSync(path.join(REPO, "packages/web/dist/index.html"))) throw new Error(`the web UI is not built (${path.join(REPO, "packages/web/dist/index.html")} is missing): run \`npm run build:web\` first`);
+  if (!existsSync(path.join(REPO, "packages/web/dist/index.html"))) throw new Error(`the web UI is not built (${path.join(REPO, "packages/web/dist/index.html")} is missing): run \`npm run build\` (or \`npm run build:web\`) first`);
   const app = path.join(out, "app");
   rmSync(out, { recursive: true, force: true });
   mkdirSync(app, { recursive: true });
