@@ -1,5 +1,5 @@
 /**
- * The lead agent's static system prompt (inventory §1.5). It contains no date
+ * The lead agent's static system prompt (DeerFlow's lead-agent prompt). It contains no date
  * and no memory — those are injected per conversation by DynamicContext — so
  * the prompt prefix stays identical across turns and provider caches hit.
  */

@@ -3,7 +3,7 @@ import type { AppConfig } from "../config";
 import type { ThreadRecord } from "../persistence";
 import type { StateSnapshot } from "../runtime";
 
-/** One entry of `GET /api/models` (deerflow-api.md §3.4). */
+/** One entry of `GET /api/models` (DeerFlow's gateway). */
 export const modelInfoSchema = z.object({
   name: z.string(),
   model: z.string(),
@@ -57,7 +57,7 @@ export function buildModelsResponse(config: ModelsSource): ModelsResponse {
   };
 }
 
-/** `ThreadResponse` of the LangGraph-compatible API (deerflow-api.md §2.2). */
+/** `ThreadResponse` of the LangGraph-compatible API (`/threads` answers). */
 export const threadResponseSchema = z.object({
   thread_id: z.string(),
   status: z.string(),

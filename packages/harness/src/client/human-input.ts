@@ -40,7 +40,7 @@ export function findClarificationRequest(messages: ReadonlyArray<Record<string, 
 
 /**
  * Build the answer to a clarification as DeerFlow's UI sends it
- * (deerflow-api.md §2.8): a human message with readable text and hidden
+ * (the answer to an `ask_clarification` card): a human message with readable text and hidden
  * `additional_kwargs.human_input_response`. An answer that is an option's
  * number (`2`) or its exact label/value selects that option.
  */

@@ -34,7 +34,7 @@ export interface HumanInputField {
   placeholder?: string;
 }
 
-/** `artifact.human_input` of a clarification ToolMessage (deerflow-api §2.8). */
+/** `artifact.human_input` of a clarification ToolMessage (what the web UI renders as a clarification card). */
 export interface HumanInputRequest {
   version: 1 | 2;
   kind: "human_input_request";

@@ -81,7 +81,7 @@ function isDangerousRm(segment: string): boolean {
   return recursive && args.some((a) => DANGEROUS_RM_TARGETS.has(a.replace(/^["']|["']$/g, "")));
 }
 
-/** Classify a bash command (DeerFlow SandboxAudit, inventory §3 note 10). */
+/** Classify a bash command (DeerFlow's SandboxAudit middleware rules). */
 export function auditCommand(command: string): AuditVerdict {
   const code = stripHeredocs(command);
   for (const seg of splitCompound(code)) {

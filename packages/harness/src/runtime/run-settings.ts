@@ -3,7 +3,7 @@ import { isReasoningEffort, REASONING_EFFORTS } from "../models/types";
 import type { ModelCallSettings } from "../models/types";
 
 /**
- * A run's settings, typed (DeerFlow's runtime keys, inventory §1.2): parsed
+ * A run's settings, typed (DeerFlow's runtime keys: model_name, thinking_enabled, is_plan_mode, subagent_enabled, …): parsed
  * once from the request's wire names by {@link readRuntimeOptions} and
  * passed on unchanged — to the agent factory and, as
  * `runtime.context.settings`, to tools and middlewares.

@@ -3,7 +3,7 @@ import type { SubagentConfig } from "./types";
 /**
  * The built-in sub-agent types. `general-purpose` and `bash` keep DeerFlow's
  * names, tool sets and turn caps; `planner`, `researcher`, `coder` and
- * `reviewer` are the roles of the sub-agent guide (seed 3) with prompts and
+ * `reviewer` are the roles of DeerFlow's sub-agent guide with prompts and
  * tool sets of our own. Prompts are ours; every type shares one working
  * directory and reporting section so results come back in one shape.
  */

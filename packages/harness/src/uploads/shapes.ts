@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** `UploadedFileInfo` of the gateway (deerflow-api.md §3.2). */
+/** `UploadedFileInfo` of the gateway (each file of `POST /threads/{id}/uploads`). */
 export const uploadedFileInfoSchema = z.object({
   filename: z.string(),
   size: z.number().int().nonnegative(),

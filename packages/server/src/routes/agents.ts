@@ -71,7 +71,7 @@ function withoutNulls<T extends Record<string, unknown>>(doc: T): T {
 }
 
 /**
- * Custom agents CRUD and the user profile (§3.4). Every route answers 403
+ * Custom agents CRUD and the user profile (`/agents`, `/user-profile`). Every route answers 403
  * unless `agents_api.enabled`: they rewrite agent souls, which belongs behind
  * an authenticated admin boundary.
  */

@@ -12,7 +12,7 @@ const suggestionsSchema = z.looseObject({
   model_name: z.string().nullable().optional(),
 });
 
-/** Models, features, skills, channels, suggestions (§3.4/§3.5). */
+/** Models, features, skills, channels, suggestions (DeerFlow's gateway REST routes). */
 export function registerAppInfoRoutes(app: Hono, ctx: GatewayContext): void {
   // the embedded client's listModels() builds the same body with the same function
   const listing = () => {

@@ -36,7 +36,7 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
 }
 
 /**
- * Artifact download endpoint (§3.3), which serves every file of a thread
+ * Artifact download endpoint (`/threads/{id}/artifacts/{path}`), which serves every file of a thread
  * (outputs, uploads, workspace): only passive types inline (text as
  * `text/plain`, images but SVG, PDF, audio, video; see `servedFile`),
  * everything else as an attachment, always with `Content-Security-Policy:

@@ -23,7 +23,7 @@ function leadAgent(): Record<string, unknown> {
 
 const searchSchema = z.looseObject({ graph_id: z.string().optional(), name: z.string().optional(), limit: z.number().int().min(1).max(1000).optional(), offset: z.number().int().min(0).optional() });
 
-/** Assistants stubs for SDK completeness (§2.10). */
+/** Assistants stubs for SDK completeness (the LangGraph SDK's `/assistants` calls). */
 export function registerAssistantRoutes(app: Hono, ctx: GatewayContext): void {
   app.post("/assistants/search", async (c) => {
     const body = await readJson(c, searchSchema, ctx.options.maxBodyBytes);

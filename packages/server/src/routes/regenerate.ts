@@ -84,7 +84,7 @@ async function baseBefore(agent: DeerFlowRuntime, threadId: string, head: StateS
 }
 
 /**
- * DeerFlow's replay preparation (§2.9): `regenerate/prepare` and
+ * DeerFlow's replay preparation: `regenerate/prepare` and
  * `edit-regenerate/prepare` answer the `input`, `checkpoint` and `metadata`
  * a client passes to `runs/stream` to rerun the latest turn from the
  * checkpoint before it; the transcript then hides the superseded run.

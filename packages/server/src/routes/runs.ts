@@ -35,7 +35,7 @@ function stalledLog(ctx: GatewayContext, runId: string): (unread: number) => voi
   return (unread) => ctx.options.log(`[gateway] disconnected a client of run ${runId}'s stream: it read nothing for ${SSE_STALL_MS / 1000} s with ${unread} bytes unread`);
 }
 
-/** Runs endpoints (§2.3). */
+/** Runs endpoints (`/threads/{id}/runs`, LangGraph-compatible). */
 export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
 

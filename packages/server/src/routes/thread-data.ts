@@ -12,7 +12,7 @@ const EVENT_TYPE: Record<string, string> = {
   tool: "llm.tool.result",
 };
 
-/** Persisted transcript (`messages/page`) and token usage (§3.1). */
+/** Persisted transcript (`messages/page`) and token usage (DeerFlow's `/threads/{id}/token-usage`). */
 export function registerThreadDataRoutes(app: Hono, ctx: GatewayContext): void {
   app.get("/threads/:thread_id/messages/page", async (c) => {
     checkThreadId(c.req.param("thread_id"));

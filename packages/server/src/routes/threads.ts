@@ -78,7 +78,7 @@ export async function createThreadRecord(ctx: GatewayContext, c: Context, thread
 }
 
 
-/** Threads endpoints (§2.2). */
+/** Threads endpoints (`/threads`, LangGraph-compatible). */
 export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   const max = ctx.options.maxBodyBytes;
 

@@ -9,7 +9,7 @@ import { assertMultipart } from "../security";
 import { ID_PATTERN } from "../validate";
 
 /**
- * Uploads endpoints (§3.2). All file handling — name sanitising, limits,
+ * Uploads endpoints (`/threads/{id}/uploads`). All file handling — name sanitising, limits,
  * staging and atomic rename, listing, deletion, the JSON shapes — is the
  * harness `UploadManager`, the same code the embedded client runs. Its
  * `UploadError`s carry the HTTP status and are mapped by the gateway's error

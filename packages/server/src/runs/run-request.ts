@@ -23,7 +23,7 @@ const nullish = (what: string) =>
     .optional();
 
 /**
- * `RunCreateRequest` of the contract (§2.4), with `extra="forbid"`: unknown
+ * `RunCreateRequest` of DeerFlow's LangGraph-compatible API, with `extra="forbid"`: unknown
  * top-level keys are a 422.
  */
 export const runCreateRequestSchema = z.strictObject({

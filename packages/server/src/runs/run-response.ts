@@ -1,7 +1,7 @@
 import { redactSecretKeys, wireTimestamp } from "@deerflow-ts/harness";
 import type { RunRecord } from "@deerflow-ts/harness";
 
-/** The wire `RunResponse` of the contract (§2.3). */
+/** The wire `RunResponse` of DeerFlow's LangGraph-compatible API (what `GET /threads/{id}/runs/{run_id}` answers). */
 export function runResponse(r: RunRecord): Record<string, unknown> {
   return {
     run_id: r.runId,

@@ -33,7 +33,7 @@ describe("uploads", () => {
     const dir = path.join(userData(gw, "up-1"), "uploads");
     expect(fs.readdirSync(dir).sort()).toEqual(["ab.txt", "passwd", "report.pdf"]);
     expect(fs.existsSync(path.join(gw.dataDir, "users", "default", "threads", "etc"))).toBe(false);
-    // DeerFlow (inventory §6.4): duplicates get _N only within one request; a name that
+    // DeerFlow's upload naming: duplicates get _N only within one request; a name that
     // exists from an earlier request is replaced
     const again = (await (await fetch(url, { method: "POST", body: form([["report.pdf", "E"], ["report.pdf", "F"]]) })).json()) as { files: Array<{ filename: string }> };
     expect(again.files.map((f) => f.filename)).toEqual(["report.pdf", "report_1.pdf"]);

@@ -1,4 +1,4 @@
-/** The custom-agents REST API (`/api/agents`, deerflow-api.md §3.4). */
+/** The custom-agents REST API (`/api/agents` of the gateway). */
 import { jsonRequest } from "./http";
 
 /** DeerFlow's `AgentResponse`. */

@@ -1,4 +1,4 @@
-/** Regenerate, edit-and-rerun and branches (deerflow-api.md §2.9). */
+/** Regenerate, edit-and-rerun and branches (the gateway's `runs/regenerate/prepare`). */
 import { jsonRequest } from "./http";
 
 /** What a prepare call answers: the run to start instead of a plain submit. */

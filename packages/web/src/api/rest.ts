@@ -1,4 +1,4 @@
-/** Plain REST calls of the gateway (models, uploads, artifacts), as in deerflow-api.md §3. */
+/** Plain REST calls of the gateway (models, uploads, artifacts), as DeerFlow's gateway serves them. */
 import { ApiError, apiFetch, csrfHeader, failure } from "./http";
 
 /** A model entry of `GET /api/models`. */

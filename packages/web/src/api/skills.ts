@@ -1,4 +1,4 @@
-/** The skills REST API (`/api/skills`, deerflow-api.md §3.4). */
+/** The skills REST API (`/api/skills` of the gateway). */
 import { ApiError, jsonRequest } from "./http";
 import { uploadFiles } from "./rest";
 

@@ -74,7 +74,7 @@ export function buildHumanMessage(text: string, files: UploadedFile[] = []): Rec
   return { type: "human", content: [{ type: "text", text }], additional_kwargs };
 }
 
-/** Builds the hidden clarification answer message (§2.8). */
+/** Builds the hidden clarification answer message (`human_input_response`). */
 export function buildClarificationAnswer(
   req: { requestId: string; source: string },
   answer: { optionId?: string; value: string },

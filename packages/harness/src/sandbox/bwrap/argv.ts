@@ -62,7 +62,7 @@ const SYSTEM_RO = ["/etc/ld.so.cache", "/etc/alternatives"];
 const NETWORK_RO = ["/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates"];
 
 /**
- * The bubblewrap profile of `reference/sandbox-isolation.md`: minimal
+ * The bubblewrap profile (docs/sandbox.md): minimal
  * read-only root (`/usr` + symlinks), fresh /proc, /dev, /tmp, only the given
  * binds, new user/pid/ipc/uts/cgroup (and net) namespaces, nested user
  * namespaces disabled, cleared environment, all capabilities dropped, killed

@@ -64,7 +64,7 @@ function reply(res: ServerResponse, status: number, body: Record<string, unknown
 
 /**
  * A local OAuth 2.0 token endpoint (RFC 6749 §4.4 `client_credentials` and
- * §6 `refresh_token` grants) for tests: form-encoded `POST /oauth/token`,
+ * RFC 6749 §6 `refresh_token` grants) for tests: form-encoded `POST /oauth/token`,
  * client authentication by HTTP Basic or body parameters, JSON token
  * responses with `access_token`, `token_type`, `expires_in` (and a rotated
  * `refresh_token` when asked), and the RFC's error codes (`invalid_request`,
