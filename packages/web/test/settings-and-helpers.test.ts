@@ -3,6 +3,7 @@ import { parseCsv } from "../src/artifacts/csv";
 import { previewKind } from "../src/artifacts/preview-kind";
 import { artifactUrl } from "../src/api/rest";
 import { hasMath, markdownToHtml } from "../src/markdown/render";
+import { hasCodeFence, loadedHighlighter, loadHighlighter } from "../src/markdown/highlight";
 import { forgetRun, recalledRun, rememberRun, streamKey } from "../src/stream/session";
 import { buildClarificationAnswer, buildHumanMessage, buildRunContext } from "../src/stream/settings";
 
@@ -72,7 +73,13 @@ describe("artifacts", () => {
 });
 
 describe("markdown", () => {
-  it("renders tables, highlighted code and math placeholders", () => {
+  it("renders tables, highlighted code and math placeholders", async () => {
+    const fenced = "```python\ndef f():\n    return 1\n```";
+    // Before highlight.js has loaded (its own chunk), code is escaped plain text…
+    if (!loadedHighlighter()) expect(markdownToHtml(fenced)).not.toContain("hljs-keyword");
+    expect(hasCodeFence(fenced)).toBe(true);
+    expect(hasCodeFence("no `fence` here")).toBe(false);
+    await loadHighlighter();
     const html = markdownToHtml("| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\ndef f():\n    return 1\n```\n\nInline $x^2$ math.");
     expect(html).toContain("<table>");
     expect(html).toContain('class="hljs-keyword"');

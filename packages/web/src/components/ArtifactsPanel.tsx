@@ -4,6 +4,7 @@ import { artifactUrl, fetchArtifactText } from "../api/rest";
 import { parseCsv } from "../artifacts/csv";
 import { baseName, extensionOf, previewKind } from "../artifacts/preview-kind";
 import { highlightCode } from "../markdown/highlight";
+import { useHighlighter } from "./use-highlighter";
 import { Markdown } from "./Markdown";
 
 function Preview({ threadId, path }: { threadId: string; path: string }) {
@@ -20,6 +21,8 @@ function Preview({ threadId, path }: { threadId: string; path: string }) {
       live = false;
     };
   }, [threadId, path, kind]);
+  // Hooks run on every render, before the early returns below: a code preview re-renders once highlight.js is in.
+  useHighlighter(kind === "code");
   const url = artifactUrl(threadId, path);
   if (kind === "image") return <img className="artifact-image" src={url} alt={baseName(path)} />;
   if (kind === "binary") return <p className="muted">No preview for this file type. Use Download.</p>;

@@ -1,8 +1,10 @@
 import { useEffect, useMemo, useState } from "react";
 import { cancelKatexWaiter, loadedKatex, requestKatex } from "../markdown/math";
 import { hasMath, renderMarkdown } from "../markdown/render";
+import { hasCodeFence } from "../markdown/highlight";
+import { useHighlighter } from "./use-highlighter";
 
-/** Renders Markdown as sanitised HTML; KaTeX is fetched lazily the first time math appears. */
+/** Renders Markdown as sanitised HTML; KaTeX and highlight.js are fetched lazily the first time math or code appears. */
 export function Markdown({ text, className }: { text: string; className?: string }) {
   const [, setTick] = useState(0);
   const math = hasMath(text);
@@ -13,6 +15,7 @@ export function Markdown({ text, className }: { text: string; className?: string
     return () => cancelKatexWaiter(ready);
   }, [math]);
   const katexReady = Boolean(loadedKatex());
-  const html = useMemo(() => renderMarkdown(text), [text, katexReady]);
+  const highlighterReady = useHighlighter(hasCodeFence(text));
+  const html = useMemo(() => renderMarkdown(text), [text, katexReady, highlighterReady]);
   return <div className={`markdown ${className ?? ""}`} dangerouslySetInnerHTML={{ __html: html }} />;
 }

@@ -102,8 +102,10 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real
     expect(initial).not.toContain("Exceeded maximum SSE reconnection attempts");
     expect(m.initial.length).toBeGreaterThan(0);
     expect(m.initialBytes / 1024).toBeLessThanOrEqual(INITIAL_JS_BUDGET_KB);
-    // KaTeX stays out of the first load.
+    // KaTeX and highlight.js stay out of the first load (each arrives with the first math or code block).
     expect(m.lazy.some((c) => c.file.includes("katex"))).toBe(true);
+    expect(m.lazy.some((c) => c.file.includes("highlight-languages"))).toBe(true);
+    expect(initial).not.toContain("registerLanguage(");
   });
 
   it("streams an answer token by token with Markdown, highlighted code, a table and KaTeX math; the title appears", async () => {
