@@ -2,6 +2,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort, freshPostgresDatabase } from "@deerflow-ts/harness/testing";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dockerTestsEnabled, ensureNodeBaseImage } from "./base-image";
 
@@ -17,8 +19,7 @@ const run = `${process.pid}-${Date.now().toString(36)}`;
 const tag = `deerflow-test-gateway:${run}`;
 const context = path.join(REPO, "deploy", ".build", `test-${run}`);
 const removeImages: string[] = [];
-let container = "";
-let port = 0;
+const containers: string[] = [];
 
 function docker(args: string[], timeout = 120_000): string {
   const res = spawnSync("docker", args, { encoding: "utf8", timeout, maxBuffer: 64 * 1024 * 1024 });
@@ -88,7 +89,7 @@ describe.skipIf(!enabled)("deploy/Dockerfile", () => {
   }, 960_000);
 
   afterAll(() => {
-    if (container) spawnSync("docker", ["rm", "-f", container], { stdio: "ignore" });
+    if (containers.length) spawnSync("docker", ["rm", "-f", ...containers], { stdio: "ignore" });
     for (const image of removeImages) spawnSync("docker", ["rmi", "-f", image], { stdio: "ignore" });
     rmSync(context, { recursive: true, force: true });
   });
@@ -104,10 +105,11 @@ describe.skipIf(!enabled)("deploy/Dockerfile", () => {
     const since = new Date(Date.now() - 1000).toISOString();
     const startedAt = Date.now();
     // the image's own HEALTHCHECK command, probed every second instead of every 10 s
-    container = docker(["run", "-d", "--health-interval", "1s", "-p", "127.0.0.1::2026", tag, "serve", "--demo", "--allow-unauthenticated"]);
+    const container = docker(["run", "-d", "--health-interval", "1s", "-p", "127.0.0.1::2026", tag, "serve", "--demo", "--allow-unauthenticated"]);
+    containers.push(container);
     const health = nextHealthStatus(container, since);
     await waitForLog(container, "DeerFlow is running at");
-    port = Number(docker(["port", container, "2026/tcp"]).split("\n")[0].split(":").pop());
+    const port = Number(docker(["port", container, "2026/tcp"]).split("\n")[0].split(":").pop());
 
     const h = await fetch(`http://127.0.0.1:${port}/health`);
     expect(h.status).toBe(200);
@@ -128,5 +130,42 @@ describe.skipIf(!enabled)("deploy/Dockerfile", () => {
     docker(["stop", "-t", "20", container]);
     const state = JSON.parse(docker(["inspect", "-f", "{{json .State}}", container])) as { ExitCode: number; OOMKilled: boolean };
     expect(state.ExitCode).toBe(0); // SIGTERM handled by serve, not a SIGKILL after the timeout (137)
+  }, 180_000);
+
+  const pgUrl = process.env.DEERFLOW_TEST_POSTGRES_URL;
+  const redisUrl = process.env.DEERFLOW_TEST_REDIS_URL;
+  it.skipIf(!pgUrl || !redisUrl)("starts on deploy/compose/config.yaml: PostgreSQL (migrated), the Redis bridge and sign-in on", async () => {
+    const db = await freshPostgresDatabase(pgUrl as string, "deploy");
+    try {
+      const port = await freePort();
+      // the test's PostgreSQL and Redis listen on this machine's loopback: the host network reaches them
+      const container = docker([
+        "run", "-d", "--network", "host",
+        "-v", `${path.join(REPO, "deploy/compose/config.yaml")}:/etc/deerflow/config.yaml:ro`,
+        "-e", "DEER_FLOW_CONFIG_PATH=/etc/deerflow/config.yaml", "-e", "DEER_FLOW_ENV=production",
+        "-e", "HOST=127.0.0.1", "-e", `PORT=${port}`,
+        "-e", `DATABASE_URL=${db.url}`, "-e", `DEER_FLOW_STREAM_BRIDGE_REDIS_URL=${redisUrl}`,
+        "-e", `DEER_FLOW_JWT_SECRET=${"k".repeat(40)}`, "-e", "DEER_FLOW_MODEL=gpt-4o-mini", "-e", "OPENAI_API_KEY=sk-unused",
+        tag,
+      ]);
+      containers.push(container);
+      const out = await waitForLog(container, "Sign-in:");
+      expect(out).toContain("Sign-in: required");
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+      // sign-in on: the API wants an account
+      expect((await fetch(`http://127.0.0.1:${port}/api/models`)).status).toBe(401);
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const tables = await client.query<{ n: string }>("SELECT count(*) AS n FROM information_schema.tables WHERE table_name LIKE 'deerflow_%'");
+        expect(Number(tables.rows[0].n)).toBeGreaterThan(0);
+      } finally {
+        await client.end();
+      }
+      docker(["stop", "-t", "20", container]);
+      expect(docker(["inspect", "-f", "{{.State.ExitCode}}", container])).toBe("0");
+    } finally {
+      await db.drop();
+    }
   }, 180_000);
 });
