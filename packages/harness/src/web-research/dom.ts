@@ -1,13 +1,13 @@
-import domino from "@mixmark-io/domino";
+import { htmlLibs } from "./html-libs";
 
 /**
  * domino's element lists (`querySelectorAll`, `getElementsByTagName`,
  * `children`) are array-like but not iterable, and readability walks them
  * with `for…of`. An iterator over `item(i)` is added to those two list
- * prototypes (domino's own classes, found from a probe document), once.
+ * prototypes (domino's own classes, found from a probe document) before the first parse.
  */
 function makeListsIterable(): void {
-  const probe = domino.createDocument("<p></p>", true);
+  const probe = htmlLibs().createDocument("<p></p>", true);
   for (const list of [probe.querySelectorAll("p"), probe.body.children]) {
     const proto = Object.getPrototypeOf(list) as object;
     if (proto === Object.prototype || Symbol.iterator in proto) continue;
@@ -19,7 +19,7 @@ function makeListsIterable(): void {
     });
   }
 }
-makeListsIterable();
+let iterable = false;
 
 /**
  * An HTML string parsed into a standalone DOM document (no window, no
@@ -29,8 +29,12 @@ makeListsIterable();
  * (`rows`) the GFM table rule reads.
  */
 export function parseHtmlDocument(html: string): Document {
+  if (!iterable) {
+    makeListsIterable();
+    iterable = true;
+  }
   // `force`: parse as a full document even when the markup is a fragment
-  const document = domino.createDocument(html, true);
+  const document = htmlLibs().createDocument(html, true);
   // domino leaves baseURI unimplemented (it throws) and readability reads it: the page's <base href>, else none.
   // Links are resolved against the page URL while converting (html-to-markdown), not here.
   const base = document.querySelector("base[href]")?.getAttribute("href") ?? null;

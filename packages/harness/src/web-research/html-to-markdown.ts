@@ -1,7 +1,6 @@
-import { Readability } from "@mozilla/readability";
-import { gfm } from "@joplin/turndown-plugin-gfm";
+import type TurndownService from "turndown";
 import { parseHtmlDocument } from "./dom";
-import TurndownService from "turndown";
+import { htmlLibs } from "./html-libs";
 
 /** web_fetch's default output budget (DeerFlow truncates the Markdown to 4096 characters). */
 export const DEFAULT_MAX_CHARS = 4096;
@@ -91,7 +90,8 @@ function codeLanguage(pre: HTMLElement): string {
  */
 function turndown(): TurndownService {
   if (service) return service;
-  const td = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", emDelimiter: "_", hr: "---" });
+  const { TurndownService: Turndown, gfm } = htmlLibs();
+  const td = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", emDelimiter: "_", hr: "---" });
   td.use(gfm);
   td.remove(["script", "style", "noscript", "iframe", "button", "input", "select", "textarea", "form"] as TurndownService.Filter);
   td.addRule("fencedPre", {
@@ -223,7 +223,7 @@ export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}
   let title = "";
   let readable = false;
   try {
-    const article = new Readability(document as unknown as Document, { serializer: (el: Node) => el as Element, charThreshold: 300 }).parse();
+    const article = new (htmlLibs().Readability)(document as unknown as Document, { serializer: (el: Node) => el as Element, charThreshold: 300 }).parse();
     if (article?.content && (article.textContent ?? "").trim().length > 0) {
       root = article.content as unknown as Element;
       title = (article.title ?? "").trim();
