@@ -1,15 +1,9 @@
 /** Plain REST calls of the gateway (models, uploads, artifacts), as DeerFlow's gateway serves them. */
+import type { ModelInfo, ModelsResponse } from "@deerflow-ts/harness/wire";
 import { ApiError, apiFetch, csrfHeader, failure } from "./http";
 
-/** A model entry of `GET /api/models`. */
-export interface ModelInfo {
-  name: string;
-  model?: string;
-  display_name?: string | null;
-  description?: string | null;
-  supports_thinking?: boolean;
-  supports_reasoning_effort?: boolean;
-}
+/** A model entry of `GET /api/models` (the gateway's own shape). */
+export type { ModelInfo };
 
 /** An entry of the upload response. */
 export interface UploadedFileInfo {
@@ -23,7 +17,7 @@ export interface UploadedFileInfo {
 export async function fetchModels(base = ""): Promise<ModelInfo[]> {
   const res = await apiFetch(`${base}/api/models`);
   if (!res.ok) throw await failure(res);
-  const body = (await res.json()) as { models?: ModelInfo[] };
+  const body = (await res.json()) as Partial<ModelsResponse>;
   return body.models ?? [];
 }
 

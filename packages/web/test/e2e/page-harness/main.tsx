@@ -16,7 +16,7 @@ const PAGES: Record<string, () => ReactElement> = {
   skills: () => <SkillsPage onClose={() => (document.title = "closed")} />,
   memory: () => <MemoryPage onClose={() => (document.title = "closed")} />,
   agents: () => (
-    <AgentsPage models={[{ name: "scripted", display_name: "Scripted" }]} onChat={(name) => (document.title = `chat:${name}`)} onClose={() => (document.title = "closed")} />
+    <AgentsPage models={[{ name: "scripted", model: "scripted", display_name: "Scripted", description: null, supports_thinking: false, supports_reasoning_effort: false }]} onChat={(name) => (document.title = `chat:${name}`)} onClose={() => (document.title = "closed")} />
   ),
 };
 
