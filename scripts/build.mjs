@@ -25,7 +25,7 @@ const wanted = (name) => only.length === 0 || only.includes(name);
 
 /** Entry points (relative to the package's src/) of each compiled package, in build order. */
 const PACKAGES = [
-  { name: "harness", entries: ["index.ts", "testing/index.ts", "app/index.ts", "wire/index.ts"], types: true, assets: [["skills", "skills"], ["docker/sandbox/Dockerfile", "sandbox/Dockerfile"]] },
+  { name: "harness", entries: "every index.ts", types: true, assets: [["skills", "skills"], ["docker/sandbox/Dockerfile", "sandbox/Dockerfile"]] },
   { name: "server", entries: ["index.ts", "testing/index.ts", "provisioner/index.ts"], types: true, assets: [] },
   { name: "cli", entries: ["main.ts"], types: false, assets: [["config.example.yaml", "config.example.yaml"]] },
 ];
@@ -64,6 +64,20 @@ function fixDeclarationSpecifiers(dir) {
   }
 }
 
+/**
+ * The entry files of a package. The harness exports every subsystem folder as a subpath
+ * (`@deerflow-ts/harness/config`, `…/sandbox/docker`: the `./*` export), so each `index.ts` under its src/ is
+ * an entry; a command that needs only config and errors then loads only those modules, not the whole harness.
+ */
+function entryPointsOf(dir, entries) {
+  const src = path.join(dir, "src");
+  if (entries !== "every index.ts") return entries.map((e) => path.join(src, e));
+  return fs
+    .readdirSync(src, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name === "index.ts")
+    .map((e) => path.join(e.parentPath ?? e.path, e.name));
+}
+
 /** Empties dist/; without a types build, the .d.ts files of an earlier full build stay. */
 function cleanDist(dist, all) {
   if (all || !fs.existsSync(dist)) return fs.rmSync(dist, { recursive: true, force: true });
@@ -78,8 +92,7 @@ async function buildPackage(pkg) {
   const started = Date.now();
   cleanDist(dist, withTypes && pkg.types);
   await build({
-    // an entry whose folder is not there yet (wire/ arrives with the web's move to the wire types) is skipped
-    entryPoints: pkg.entries.map((e) => path.join(dir, "src", e)).filter((e) => fs.existsSync(e)),
+    entryPoints: entryPointsOf(dir, pkg.entries),
     outdir: dist,
     outbase: path.join(dir, "src"),
     entryNames: "[dir]/[name]",

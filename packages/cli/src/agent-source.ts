@@ -1,7 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { readEnv } from "@deerflow-ts/harness";
-import type { AgentFactory } from "@deerflow-ts/harness";
+import { readEnv } from "@deerflow-ts/harness/config";
+import type { AgentFactory } from "@deerflow-ts/harness/deerflow-runtime";
 
 /**
  * Environment variable naming a module that exports `agentFactory` (or a

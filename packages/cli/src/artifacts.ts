@@ -1,6 +1,6 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import type { ThreadPaths } from "@deerflow-ts/harness";
+import type { ThreadPaths } from "@deerflow-ts/harness/uploads";
 
 /** One produced artifact. */
 export interface ProducedArtifact {

@@ -1,7 +1,7 @@
-import { DeerFlowClient } from "@deerflow-ts/harness";
-import type { DeerFlowClientOptions } from "@deerflow-ts/harness";
-import { DeerFlowError, ModelConfigError } from "@deerflow-ts/harness";
-import { unknownModelError } from "@deerflow-ts/harness";
+import { DeerFlowClient } from "@deerflow-ts/harness/client";
+import type { DeerFlowClientOptions } from "@deerflow-ts/harness/client";
+import { DeerFlowError, ModelConfigError } from "@deerflow-ts/harness/errors";
+import { unknownModelError } from "@deerflow-ts/harness/models";
 import { resolveAgentFactory } from "./agent-source";
 import { FixedError } from "./common";
 import type { CommonOptions } from "./common";

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { ParseArgsConfig } from "node:util";
-import { readEnv, resolveConfigPath } from "@deerflow-ts/harness";
-import { DeerFlowError } from "@deerflow-ts/harness";
+import { readEnv, resolveConfigPath } from "@deerflow-ts/harness/config";
+import { DeerFlowError } from "@deerflow-ts/harness/errors";
 
 /** Options every command accepts. */
 export const COMMON_OPTIONS = {

@@ -6,8 +6,8 @@
  * doctor run on a fresh database leaves it as it found it.
  */
 import type pg from "pg";
-import { ConfigError } from "@deerflow-ts/harness";
-import { openPgPool } from "@deerflow-ts/harness";
+import { ConfigError } from "@deerflow-ts/harness/errors";
+import { openPgPool } from "@deerflow-ts/harness/postgres";
 
 /** The `database:` keys a peek reads. */
 export interface PeekDatabase {

@@ -1,4 +1,4 @@
-import type { ClientStreamEvent, ClientUsage } from "@deerflow-ts/harness";
+import type { ClientStreamEvent, ClientUsage } from "@deerflow-ts/harness/client";
 import type { Terminal } from "./io";
 
 function summarizeArgs(args: unknown, max = 80): string {

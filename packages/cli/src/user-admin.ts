@@ -6,7 +6,7 @@
  * applies to it at once (a new password signs out every session).
  */
 import { existsSync } from "node:fs";
-import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness/config";
 import { authDbPath, isAuthError, openAccountStore, passwordProblem, resolveAuthSettings } from "@deerflow-ts/server";
 import type { AccessTokenInfo, AccountDatabase, AccountStore, AuthSettings, SystemRole, TokenScope, UserRecord } from "@deerflow-ts/server";
 import type { CommonOptions } from "./common";

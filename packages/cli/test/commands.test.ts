@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DeerFlowClient } from "@deerflow-ts/harness";
-import { parseAppConfigText } from "@deerflow-ts/harness";
+import { DeerFlowClient } from "@deerflow-ts/harness/client";
+import { parseAppConfigText } from "@deerflow-ts/harness/config";
 import { cleanEnv, EXAMPLE_CONFIG, HAS_EXAMPLE_CONFIG, runCli, SCRIPTED_AGENT, startCli, stopChild, tempDir } from "./helpers";
 
 describe("deerflow --help and errors", { timeout: 60_000 }, () => {

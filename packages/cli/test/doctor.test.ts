@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness";
+import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness/sandbox";
 import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { runDoctor } from "../src/commands/doctor";
 import { cleanEnv, runCli, tempDir } from "./helpers";

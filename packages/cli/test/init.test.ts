@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assembleConfiguredTools } from "@deerflow-ts/harness";
-import type { ToolConfigEntry } from "@deerflow-ts/harness";
-import { parseAppConfigText } from "@deerflow-ts/harness";
-import { LocalSandboxProvider, parseSandboxConfig } from "@deerflow-ts/harness";
+import { assembleConfiguredTools } from "@deerflow-ts/harness/agents";
+import type { ToolConfigEntry } from "@deerflow-ts/harness/agents";
+import { parseAppConfigText } from "@deerflow-ts/harness/config";
+import { LocalSandboxProvider, parseSandboxConfig } from "@deerflow-ts/harness/sandbox";
 import { probeInitSandbox, sandboxNotice } from "../src/commands/init";
 import { runCli, tempDir } from "./helpers";
 

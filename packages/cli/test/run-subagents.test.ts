@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeerFlowClient } from "@deerflow-ts/harness";
+import { DeerFlowClient } from "@deerflow-ts/harness/client";
 import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { runCli, tempDir } from "./helpers";

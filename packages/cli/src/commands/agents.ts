@@ -1,9 +1,9 @@
 import type pg from "pg";
-import { importFileAgents, openAgentStore, agentStorageBackend } from "@deerflow-ts/harness";
-import type { AgentStore } from "@deerflow-ts/harness";
-import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
-import type { AppConfig } from "@deerflow-ts/harness";
-import { openPgPool } from "@deerflow-ts/harness";
+import { importFileAgents, openAgentStore, agentStorageBackend } from "@deerflow-ts/harness/agents/store";
+import type { AgentStore } from "@deerflow-ts/harness/agents/store";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness/config";
+import type { AppConfig } from "@deerflow-ts/harness/config";
+import { openPgPool } from "@deerflow-ts/harness/postgres";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
 import type { Terminal } from "../io";

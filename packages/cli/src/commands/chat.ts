@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { buildHumanInputResponse, findClarificationRequest } from "@deerflow-ts/harness";
-import type { PendingClarification } from "@deerflow-ts/harness";
+import { buildHumanInputResponse, findClarificationRequest } from "@deerflow-ts/harness/client";
+import type { PendingClarification } from "@deerflow-ts/harness/client";
 import { producedArtifacts } from "../artifacts";
 import { openCheckedClient } from "../client-setup";
-import { unknownKeysOfConfigFile } from "@deerflow-ts/harness/app";
+import { unknownKeysOfConfigFile } from "@deerflow-ts/harness/config";
 import { COMMON_HELP, commonOptions, describeError, parseCommand } from "../common";
 import { LineInput } from "../io";
 import type { Terminal } from "../io";

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { cliAssetPath, runsFromCheckout } from "../package-assets";
-import { resolveConfigPath, upgradeConfig } from "@deerflow-ts/harness";
+import { resolveConfigPath, upgradeConfig } from "@deerflow-ts/harness/config";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { Terminal } from "../io";
 

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import type { AppConfig } from "@deerflow-ts/harness";
-import { envReferenceName } from "@deerflow-ts/harness";
-import { errorMessage } from "@deerflow-ts/harness";
-import { maskCredentials } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
+import { envReferenceName } from "@deerflow-ts/harness/config";
+import { errorMessage } from "@deerflow-ts/harness/errors";
+import { maskCredentials } from "@deerflow-ts/harness/postgres";
 import { authDbPath, resolveAuthSettings } from "@deerflow-ts/server";
 import type { AccountDatabase } from "@deerflow-ts/server";
 import { peekAccounts } from "../user-admin";

@@ -1,5 +1,5 @@
-import { LOCAL_PROVIDER_NAMES, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness";
-import type { SandboxConfig } from "@deerflow-ts/harness";
+import { LOCAL_PROVIDER_NAMES, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness/sandbox";
+import type { SandboxConfig } from "@deerflow-ts/harness/sandbox";
 import type { Finding } from "./doctor";
 
 /**

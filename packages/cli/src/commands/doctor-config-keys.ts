@@ -1,4 +1,4 @@
-import type { LoadedAppConfig } from "@deerflow-ts/harness";
+import type { LoadedAppConfig } from "@deerflow-ts/harness/config";
 import type { Finding } from "./doctor";
 
 /**

@@ -10,12 +10,12 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DeerFlowError } from "@deerflow-ts/harness";
-import type { SandboxConfig } from "@deerflow-ts/harness";
-import { BWRAP_PROVIDER_NAMES, LOCAL_PROVIDER_NAMES } from "@deerflow-ts/harness";
-import { buildContainerSpec, connectDocker, DOCKER_PROVIDER_NAMES, LABELS } from "@deerflow-ts/harness/app";
-import type { DockerEngine } from "@deerflow-ts/harness/app";
-import { DEFAULT_SANDBOX_IMAGE, IMAGE_BUILD_LABEL } from "@deerflow-ts/harness/app";
+import { DeerFlowError } from "@deerflow-ts/harness/errors";
+import type { SandboxConfig } from "@deerflow-ts/harness/sandbox";
+import { BWRAP_PROVIDER_NAMES, LOCAL_PROVIDER_NAMES } from "@deerflow-ts/harness/sandbox";
+import { buildContainerSpec, connectDocker, DOCKER_PROVIDER_NAMES, LABELS } from "@deerflow-ts/harness/sandbox/docker";
+import type { DockerEngine } from "@deerflow-ts/harness/sandbox/docker";
+import { DEFAULT_SANDBOX_IMAGE, IMAGE_BUILD_LABEL } from "@deerflow-ts/harness/sandbox/image";
 import type { Finding } from "./doctor";
 
 /** `sandbox.use` values that select the Docker provider (the provider's own list). */

@@ -1,6 +1,6 @@
-import type { AppConfig } from "@deerflow-ts/harness";
-import { checkMcpServers } from "@deerflow-ts/harness/app";
-import { parseSandboxConfig, sandboxRunAs } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
+import { checkMcpServers } from "@deerflow-ts/harness/mcp";
+import { parseSandboxConfig, sandboxRunAs } from "@deerflow-ts/harness/sandbox";
 import type { Finding } from "./doctor";
 
 /**

@@ -4,10 +4,12 @@
  * list, which every provisioner of DeerFlow's contract serves and which changes nothing) tells
  * both apart: unreachable, refused key, or not a provisioner at all.
  */
-import { BWRAP_PROVIDER_NAMES, DeerFlowError, LOCAL_PROVIDER_NAMES, maskUrl } from "@deerflow-ts/harness";
-import { API_KEY_HEADER, ProvisionerClient, remoteSandboxSettings, usesProvisioner } from "@deerflow-ts/harness/app";
-import type { SandboxConfig } from "@deerflow-ts/harness";
-import type { RemoteSandboxSettings } from "@deerflow-ts/harness/app";
+import { BWRAP_PROVIDER_NAMES, LOCAL_PROVIDER_NAMES } from "@deerflow-ts/harness/sandbox";
+import { DeerFlowError } from "@deerflow-ts/harness/errors";
+import { maskUrl } from "@deerflow-ts/harness/postgres";
+import { API_KEY_HEADER, ProvisionerClient, remoteSandboxSettings, usesProvisioner } from "@deerflow-ts/harness/sandbox/remote";
+import type { SandboxConfig } from "@deerflow-ts/harness/sandbox";
+import type { RemoteSandboxSettings } from "@deerflow-ts/harness/sandbox/remote";
 import type { Finding } from "./doctor";
 
 /** Whether the sandbox section selects the remote backend (a provisioner URL, and no host tier named in `use`). */

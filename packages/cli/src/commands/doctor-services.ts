@@ -5,8 +5,8 @@
  * the server version). Every URL shown has its password masked.
  */
 import { Redis } from "ioredis";
-import type { AppConfig } from "@deerflow-ts/harness";
-import { maskCredentials, maskUrl } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
+import { maskCredentials, maskUrl } from "@deerflow-ts/harness/postgres";
 import { peekPostgres } from "../postgres-peek";
 import type { PostgresPeek } from "../postgres-peek";
 import type { Finding } from "./doctor";

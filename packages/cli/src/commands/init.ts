@@ -1,10 +1,10 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { DEFAULT_TOOL_ENTRIES } from "@deerflow-ts/harness";
-import type { ToolConfigEntry } from "@deerflow-ts/harness";
-import { CONFIG_VERSION } from "@deerflow-ts/harness";
-import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness";
-import type { BwrapProbe } from "@deerflow-ts/harness";
+import { DEFAULT_TOOL_ENTRIES } from "@deerflow-ts/harness/agents";
+import type { ToolConfigEntry } from "@deerflow-ts/harness/agents";
+import { CONFIG_VERSION } from "@deerflow-ts/harness/config";
+import { parseSandboxConfig, probeBwrapDataDir, sandboxRunAs } from "@deerflow-ts/harness/sandbox";
+import type { BwrapProbe } from "@deerflow-ts/harness/sandbox";
 import { COMMON_HELP, parseCommand, UsageError } from "../common";
 import { LineInput } from "../io";
 import type { Terminal } from "../io";

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { loadDotEnvFiles, readEnv, resolveConfigPath, substituteEnvVars } from "@deerflow-ts/harness";
-import { ConfigError } from "@deerflow-ts/harness";
-import { parseSandboxConfig } from "@deerflow-ts/harness";
-import type { SandboxConfig } from "@deerflow-ts/harness";
-import { DEFAULT_DOCKER_IMAGE } from "@deerflow-ts/harness/app";
+import { loadDotEnvFiles, readEnv, resolveConfigPath, substituteEnvVars } from "@deerflow-ts/harness/config";
+import { ConfigError } from "@deerflow-ts/harness/errors";
+import { parseSandboxConfig } from "@deerflow-ts/harness/sandbox";
+import type { SandboxConfig } from "@deerflow-ts/harness/sandbox";
+import { DEFAULT_DOCKER_IMAGE } from "@deerflow-ts/harness/sandbox/docker";
 import { DockerBackend, KubernetesBackend, loadKubernetesClient, startProvisioner } from "@deerflow-ts/server/provisioner";
 import type { ProvisionerBackend } from "@deerflow-ts/server/provisioner";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";

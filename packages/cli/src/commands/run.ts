@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import path from "node:path";
-import type { ClientUsage } from "@deerflow-ts/harness";
-import type { UploadedFileInfo } from "@deerflow-ts/harness";
-import { unknownKeysOfConfigFile } from "@deerflow-ts/harness/app";
-import { mcpFailureLines } from "@deerflow-ts/harness/app";
+import type { ClientUsage } from "@deerflow-ts/harness/client";
+import type { UploadedFileInfo } from "@deerflow-ts/harness/uploads";
+import { unknownKeysOfConfigFile } from "@deerflow-ts/harness/config";
+import { mcpFailureLines } from "@deerflow-ts/harness/mcp";
 import { producedArtifacts } from "../artifacts";
 import { openCheckedClient } from "../client-setup";
 import { COMMON_HELP, commonOptions, describeError, FixedError, parseCommand, UsageError } from "../common";

@@ -1,7 +1,7 @@
-import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
-import { DeerFlowError } from "@deerflow-ts/harness";
-import { buildImageFromDebootstrap, buildImageFromDockerfile, buildImageFromHost, DEFAULT_SANDBOX_IMAGE, SANDBOX_DOCKERFILE } from "@deerflow-ts/harness/app";
-import type { BuiltImage } from "@deerflow-ts/harness/app";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness/config";
+import { DeerFlowError } from "@deerflow-ts/harness/errors";
+import { buildImageFromDebootstrap, buildImageFromDockerfile, buildImageFromHost, DEFAULT_SANDBOX_IMAGE, SANDBOX_DOCKERFILE } from "@deerflow-ts/harness/sandbox/image";
+import type { BuiltImage } from "@deerflow-ts/harness/sandbox/image";
 import { COMMON_HELP, commonOptions, describeError, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";
 import type { Terminal } from "../io";

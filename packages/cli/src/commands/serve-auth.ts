@@ -3,11 +3,11 @@
  * whether a non-loopback `--host` is allowed), the settings it hands the
  * gateway while config.yaml is edited under it, and the start banner.
  */
-import type { AppConfig } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
 import { resolveAuthSettings } from "@deerflow-ts/server";
 import type { AccountDatabase, AuthSection, AuthSettings } from "@deerflow-ts/server";
-import { errorMessage } from "@deerflow-ts/harness";
-import { maskCredentials } from "@deerflow-ts/harness";
+import { errorMessage } from "@deerflow-ts/harness/errors";
+import { maskCredentials } from "@deerflow-ts/harness/postgres";
 import { peekAccounts } from "../user-admin";
 
 /** Why sign-in is off, in the words of the fix. */

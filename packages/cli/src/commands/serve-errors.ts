@@ -7,7 +7,7 @@
  * config, the data dir, PostgreSQL and Redis one by one.
  */
 import path from "node:path";
-import { DeerFlowError } from "@deerflow-ts/harness";
+import { DeerFlowError } from "@deerflow-ts/harness/errors";
 import { FixedError, hasKnownFix, UsageError } from "../common";
 
 /** Where `serve` was asked to listen and keep its data. */

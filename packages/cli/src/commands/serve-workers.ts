@@ -10,7 +10,7 @@
  */
 import cluster from "node:cluster";
 import type { Worker } from "node:cluster";
-import type { AppConfig } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
 import { UsageError } from "../common";
 import type { Terminal } from "../io";
 

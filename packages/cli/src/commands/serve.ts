@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ConfigManager, listenAddressFromEnv, readEnv, resolveConfigPath } from "@deerflow-ts/harness";
-import type { AppConfig, ConfigLogger } from "@deerflow-ts/harness";
-import { ConfigError } from "@deerflow-ts/harness";
-import { DeerFlowRuntime } from "@deerflow-ts/harness";
+import { ConfigManager, listenAddressFromEnv, readEnv, resolveConfigPath } from "@deerflow-ts/harness/config";
+import type { AppConfig, ConfigLogger } from "@deerflow-ts/harness/config";
+import { ConfigError } from "@deerflow-ts/harness/errors";
+import { DeerFlowRuntime } from "@deerflow-ts/harness/deerflow-runtime";
 import { resolveAuthSettings, startServer } from "@deerflow-ts/server";
 import type { AuthSettings, Gateway } from "@deerflow-ts/server";
 import { bindHostExposure } from "@deerflow-ts/server";

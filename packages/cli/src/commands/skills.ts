@@ -1,10 +1,10 @@
 import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
-import { ConfigError } from "@deerflow-ts/harness";
-import { openPgPool } from "@deerflow-ts/harness";
-import { packSkillFolder, PostgresUserSkillStates, resolveSkillsPath, SkillRegistry } from "@deerflow-ts/harness";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness/config";
+import { ConfigError } from "@deerflow-ts/harness/errors";
+import { openPgPool } from "@deerflow-ts/harness/postgres";
+import { packSkillFolder, PostgresUserSkillStates, resolveSkillsPath, SkillRegistry } from "@deerflow-ts/harness/skills";
 import type pg from "pg";
 import { COMMON_HELP, commonOptions, parseCommand, UsageError } from "../common";
 import type { CommonOptions } from "../common";

@@ -1,7 +1,7 @@
 import { stringify } from "yaml";
-import { DEFAULT_TOOL_ENTRIES } from "@deerflow-ts/harness";
-import { appConfigFromText } from "@deerflow-ts/harness";
-import type { AppConfig } from "@deerflow-ts/harness";
+import { DEFAULT_TOOL_ENTRIES } from "@deerflow-ts/harness/agents";
+import { appConfigFromText } from "@deerflow-ts/harness/config";
+import type { AppConfig } from "@deerflow-ts/harness/config";
 import { DEMO_CONFIGURE_COMMAND, demoStep, startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 

@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createCustomAgent } from "@deerflow-ts/harness";
+import { createCustomAgent } from "@deerflow-ts/harness/agents";
 import { openAccountStore } from "@deerflow-ts/server";
 import { cleanEnv, runCli, tempDir } from "../helpers";
 

@@ -8,7 +8,7 @@ import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCustomAgent } from "@deerflow-ts/harness";
+import { createCustomAgent } from "@deerflow-ts/harness/agents";
 import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
 import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { cleanEnv, runCli, tempDir } from "../helpers";

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseSandboxConfig } from "@deerflow-ts/harness";
+import { parseSandboxConfig } from "@deerflow-ts/harness/sandbox";
 import { DockerBackend, startProvisioner } from "@deerflow-ts/server/provisioner";
 import type { RunningProvisioner } from "@deerflow-ts/server/provisioner";
 import { dockerTestsEnabled, ensureTestImage, removeLabelled } from "../../../harness/test/sandbox/docker/test-image";

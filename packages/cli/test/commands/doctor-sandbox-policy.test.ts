@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findBinary, parseSandboxConfig } from "@deerflow-ts/harness";
+import { findBinary, parseSandboxConfig } from "@deerflow-ts/harness/sandbox";
 import { sandboxPolicyFindings } from "../../src/commands/doctor";
 
 const bwrap = findBinary("bwrap");

@@ -3,7 +3,7 @@
  * (WRONGPASS), not the client's bare "Connection is closed.", and never the password.
  */
 import { describe, expect, it } from "vitest";
-import { appConfigFromText } from "@deerflow-ts/harness";
+import { appConfigFromText } from "@deerflow-ts/harness/config";
 import { serviceFindings } from "../../src/commands/doctor-services";
 
 const REDIS = process.env.DEERFLOW_TEST_REDIS_URL;

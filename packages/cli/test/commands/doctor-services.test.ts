@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AppConfig } from "@deerflow-ts/harness";
-import { runMigrations } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
+import { runMigrations } from "@deerflow-ts/harness/postgres";
 import { freePort, freshPostgresDatabase } from "@deerflow-ts/harness/testing";
 import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { serviceFindings } from "../../src/commands/doctor-services";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseAppConfigText } from "@deerflow-ts/harness";
+import { parseAppConfigText } from "@deerflow-ts/harness/config";
 import { runCli, tempDir } from "../helpers";
 
 const base = ["init", "--provider", "openai", "--api-key", "sk-1", "--sandbox", "local"];

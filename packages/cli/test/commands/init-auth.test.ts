@@ -2,7 +2,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseDotEnv } from "dotenv";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness";
+import { loadAppConfig, silentConfigLogger } from "@deerflow-ts/harness/config";
 import { resolveAuthSettings } from "@deerflow-ts/server";
 import { openUserStore } from "@deerflow-ts/server";
 import type { UserStore } from "@deerflow-ts/server";

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AppConfig } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
 import { resolveAuthSettings } from "@deerflow-ts/server";
 import { liveAuthSection } from "../../src/commands/serve-auth";
 import { cleanEnv, runCli, startCli, stopChild, tempDir } from "../helpers";

@@ -1,6 +1,6 @@
 /** The fix in `--workers N`'s refusal names only the config sections still to change. */
 import { describe, expect, it } from "vitest";
-import type { AppConfig } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
 import { checkWorkersAllowed } from "../../src/commands/serve-workers";
 
 const refusal = (config: unknown): string => {

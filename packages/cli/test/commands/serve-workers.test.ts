@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { AppConfig } from "@deerflow-ts/harness";
+import type { AppConfig } from "@deerflow-ts/harness/config";
 import { registerServeProcess } from "../../src/commands/serve-peers";
 import { checkWorkersAllowed, parseWorkers, runSharing } from "../../src/commands/serve-workers";
 import { cleanEnv, runCli, startCli, stopChild, tempDir } from "../helpers";

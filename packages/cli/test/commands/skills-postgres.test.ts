@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { userSkillStatesFile } from "@deerflow-ts/harness";
+import { userSkillStatesFile } from "@deerflow-ts/harness/skills";
 import { freshPostgresDatabase } from "@deerflow-ts/harness/testing";
 import type { FreshDatabase } from "@deerflow-ts/harness/testing";
 import { cleanEnv, runCli, tempDir } from "../helpers";
