@@ -11,6 +11,7 @@ import Docker from "dockerode";
 import { envInt } from "../lib";
 import { parseSandboxConfig } from "../../packages/harness/src/sandbox";
 import { DEFAULT_DOCKER_IMAGE, DockerEngine, DockerSandboxProvider, LABELS } from "../../packages/harness/src/sandbox/docker";
+import type { DockerSandbox } from "../../packages/harness/src/sandbox/docker";
 import { buildImageFromHost } from "../../packages/harness/src/sandbox/image";
 import { plainOnce, RUNS, sandboxOnce, WARMUP } from "./bwrap";
 
@@ -23,6 +24,10 @@ export interface DockerFigures {
   warm: number[];
   reacquire: number[];
   exec: number[];
+  /** Per command after a pause (as between an agent's tool calls): the exec started ahead is ready. */
+  execPaused: number[];
+  /** How many timed commands ran in an exec started ahead, of all timed ones. */
+  execWarm: { warm: number; total: number };
   plain: number[];
   /** Bytes per idle container (usage minus page cache). */
   memory: number[];
@@ -35,6 +40,9 @@ export interface DockerSkipped {
 }
 
 const BENCH_IMAGE = "deerflow-bench-sandbox:host";
+
+/** Untimed pause before each command of the "after a pause" series (ms). */
+const PAUSE_MS = 300;
 
 /** The image to time: BENCH_DOCKER_IMAGE, else the default image when built, else one from this host (cached by content). */
 async function benchImage(engine: DockerEngine, log: (m: string) => void): Promise<string> {
@@ -84,7 +92,7 @@ export async function benchDocker(log: (m: string) => void): Promise<DockerFigur
   const warmDir = mkdtempSync(path.join(os.tmpdir(), "dfbench-docker-warm-"));
   const cold = new DockerSandboxProvider(parseSandboxConfig({ use: "docker", image, replicas: 0, idle_timeout: 0 }), { baseDir: coldDir, engine, log: quiet });
   const warm = new DockerSandboxProvider(parseSandboxConfig({ use: "docker", image, replicas, idle_timeout: 0 }), { baseDir: warmDir, engine, log: quiet });
-  const out: DockerFigures = { image, version, cold: [], firstCommand: [], warm: [], reacquire: [], exec: [], plain: [], memory: [], leftBehind: 0 };
+  const out: DockerFigures = { image, version, cold: [], firstCommand: [], warm: [], reacquire: [], exec: [], execPaused: [], execWarm: { warm: 0, total: 0 }, plain: [], memory: [], leftBehind: 0 };
   try {
     // cold: no pool, every new thread creates and starts its container (one untimed first: the provider's start-up sweep)
     for (let i = 0; i <= coldRuns; i++) {
@@ -103,10 +111,18 @@ export async function benchDocker(log: (m: string) => void): Promise<DockerFigur
       await plainOnce();
       await sandboxOnce(sb);
     }
+    const stats = (sb as DockerSandbox).execStats;
+    const before = { ...stats };
     for (let i = 0; i < RUNS; i++) {
       out.plain.push(await plainOnce());
       out.exec.push(await sandboxOnce(sb));
     }
+    // The same after a pause (untimed) like the model's turn between two tool calls.
+    for (let i = 0; i < RUNS; i++) {
+      await new Promise((r) => setTimeout(r, PAUSE_MS));
+      out.execPaused.push(await sandboxOnce(sb));
+    }
+    out.execWarm = { warm: stats.warm - before.warm, total: stats.warm - before.warm + stats.cold - before.cold };
     // warm: a new thread takes a pre-created container; leases are kept so the pool refills to `replicas`
     const held: string[] = [];
     for (let i = 0; i <= warmRuns; i++) {

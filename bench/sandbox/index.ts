@@ -43,7 +43,8 @@ async function main(): Promise<void> {
     console.log(`docker cold create      ${span(docker.cold)} over ${docker.cold.length} new threads; first command after it ${span(docker.firstCommand)}`);
     console.log(`docker warm acquire     p50 ${warmP50} ms, p99 ${warmP99} ms over ${docker.warm.length} (pre-created container; target ≤ ${WARM_TARGET_MS} ms): ${warmP99 <= WARM_TARGET_MS ? "OK" : "OVER TARGET"}`);
     console.log(`docker re-acquire       ${span(docker.reacquire)} (idle thread, container still up)`);
-    console.log(`docker exec command     ${span(docker.exec)}; overhead vs plain ${execOverhead} ms (bwrap: ${overhead} ms)`);
+    console.log(`docker exec command     ${span(docker.exec)}; overhead vs plain ${execOverhead} ms (bwrap: ${overhead} ms), back to back`);
+    console.log(`docker exec after pause ${span(docker.execPaused)} (300 ms between commands, as between tool calls); ${docker.execWarm.warm} of ${docker.execWarm.total} commands ran in an exec started ahead`);
     console.log(`docker idle container   median ${idleMib} MiB (usage minus page cache, ${docker.memory.length} containers)`);
     console.log(`docker containers left after shutdown: ${docker.leftBehind}`);
     Object.assign(figures, {
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       docker_reacquire_ms: round(median(docker.reacquire), 3),
       docker_exec_ms: execMs,
       docker_exec_overhead_ms: execOverhead,
+      docker_exec_paused_ms: round(median(docker.execPaused), 2),
       docker_idle_mib: idleMib,
     });
     if (docker.leftBehind) process.exitCode = 1;

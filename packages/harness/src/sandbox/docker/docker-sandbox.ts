@@ -3,7 +3,8 @@ import type { MappedSandboxInit } from "../mapped-sandbox";
 import { ensureThreadDirs, VIRTUAL_WORKSPACE } from "../thread-paths";
 import type { ExecuteOptions, ExecuteResult } from "../types";
 import { sandboxEnv } from "./container-spec";
-import type { DockerEngine, EngineExecResult } from "./engine";
+import { execKey } from "./engine";
+import type { DockerEngine, EngineExecResult, PreparedExec } from "./engine";
 import { DockerError } from "./errors";
 
 /**
@@ -31,6 +32,15 @@ export interface DockerSandboxInit extends MappedSandboxInit {
   networkEnv?: Record<string, string>;
 }
 
+/** The exec started ahead for the next command (see `DockerSandbox.prepareNext`). */
+interface WarmExec {
+  container: string;
+  key: string;
+  exec: Promise<PreparedExec | undefined>;
+  /** A command took it (it must not be discarded when it finishes starting). */
+  taken: boolean;
+}
+
 /** Codes meaning the container is no longer there to run a command in. */
 const CONTAINER_GONE = new Set(["docker_container_missing", "docker_container_not_running"]);
 
@@ -51,6 +61,10 @@ export class DockerSandbox extends MappedSandbox {
   /** Host skills dir bound read-only into the container (if any). */
   readonly skillsHostPath?: string;
   private running = 0;
+  /** The next command's exec, started ahead (see {@link DockerEngine.prepareExec}); one at a time. */
+  private warm?: WarmExec;
+  /** Commands that ran in a prepared exec / a cold one (diagnostics, tests, the benchmark). */
+  readonly execStats = { warm: 0, cold: 0 };
 
   constructor(init: DockerSandboxInit) {
     super({ ...init, owner: init.chownDirs ? init.runAs : undefined });
@@ -91,21 +105,71 @@ export class DockerSandbox extends MappedSandbox {
     }
   }
 
-  private async execWithRecovery(command: string, options: ExecuteOptions, signal: AbortSignal): Promise<EngineExecResult> {
-    const execOptions = {
+  /** Options of a command's exec (`extra` env from the caller), without its timeout and signal. */
+  private execBase(extra?: Record<string, string>) {
+    return {
       user: `${this.opts.runAs.uid}:${this.opts.runAs.gid}`,
-      env: sandboxEnv(this.opts.environment, { ...options.env, ...this.opts.networkEnv }),
+      env: sandboxEnv(this.opts.environment, { ...extra, ...this.opts.networkEnv }),
       workingDir: VIRTUAL_WORKSPACE,
-      timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs,
-      signal,
       maxOutputBytes: this.opts.maxOutputBytes,
     };
+  }
+
+  /**
+   * Start the next command's exec in `container` now (`runc exec` is most of a command's cost:
+   * ~70–150 ms here), so the next command only writes itself to that exec's stdin. Only for
+   * commands without caller env (the exec's environment is fixed when it starts), the usual case.
+   */
+  private prepareNext(container: string): void {
+    if (this.lifetime.signal.aborted) return;
+    const base = this.execBase();
+    const exec = this.opts.engine.prepareExec(container, base).catch(() => undefined);
+    const warm: WarmExec = { container, key: execKey(base), exec, taken: false };
+    // Two commands ended close together: one prepared exec is kept, the older one closed.
+    const older = this.warm;
+    if (older && !older.taken) {
+      older.taken = true;
+      void older.exec.then((p) => p?.discard());
+    }
+    this.warm = warm;
+    void exec.then((p) => {
+      // Released, or replaced by a newer one, while it was starting: close it (its wrapper runs nothing without a command).
+      if (p && !warm.taken && (this.lifetime.signal.aborted || this.warm !== warm)) p.discard();
+    });
+  }
+
+  /** The prepared exec for a command in `container` with these options, if one is (being) started; waits for one still starting. */
+  private async takeWarm(container: string, key: string): Promise<PreparedExec | undefined> {
+    const warm = this.warm;
+    if (!warm) return undefined;
+    this.warm = undefined;
+    warm.taken = true;
+    if (warm.container !== container || warm.key !== key) {
+      void warm.exec.then((p) => p?.discard());
+      return undefined;
+    }
+    const p = await warm.exec;
+    return p?.usable ? p : undefined;
+  }
+
+  /** Close the prepared exec (the sandbox is released). */
+  override async dispose(): Promise<void> {
+    await super.dispose();
+    const warm = this.warm;
+    this.warm = undefined;
+    void warm?.exec.then((p) => p?.discard());
+  }
+
+  private async execWithRecovery(command: string, options: ExecuteOptions, signal: AbortSignal): Promise<EngineExecResult> {
+    const execOptions = { ...this.execBase(options.env), timeoutMs: options.timeoutMs ?? this.opts.defaultTimeoutMs, signal };
     for (let attempt = 0; ; attempt++) {
       const id = await this.opts.container.ensure();
+      const prepared = await this.takeWarm(id, execKey(execOptions));
+      if (prepared) this.execStats.warm++;
+      else this.execStats.cold++;
+      let res: EngineExecResult;
       try {
-        const res = await this.opts.engine.exec(id, command, execOptions);
-        if (res.exitCode === -1 || (res.exitCode === 137 && !res.timedOut && !res.aborted)) await this.checkAlive(id, res);
-        return res;
+        res = await this.opts.engine.exec(id, command, execOptions, prepared);
       } catch (err) {
         if (attempt === 0 && err instanceof DockerError && CONTAINER_GONE.has(err.code)) {
           // Killed, OOM at pid 1, removed by hand, daemon restarted: a fresh container with the same mounts, then run again.
@@ -114,6 +178,16 @@ export class DockerSandbox extends MappedSandbox {
         }
         throw err;
       }
+      if (attempt === 0 && res.started === false && !res.timedOut && !res.aborted) {
+        // The exec ended before the command started (a prepared one in a container that died meanwhile): run it again, in a fresh container if this one is gone.
+        const state = await this.opts.engine.inspectContainer(id).catch(() => null);
+        if (!state?.running) this.opts.container.lost(id);
+        continue;
+      }
+      if (res.exitCode === -1 || (res.exitCode === 137 && !res.timedOut && !res.aborted)) await this.checkAlive(id, res);
+      // Once this command is done (started alongside, it would compete with the command for the daemon and the CPU).
+      this.prepareNext(id);
+      return res;
     }
   }
 

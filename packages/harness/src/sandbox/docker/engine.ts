@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import Docker from "dockerode";
 import type { ContainerCreateOptions, ContainerInfo, ContainerInspectInfo, ImageInspectInfo } from "dockerode";
 import { DockerError, maskEndpoint, toDockerError } from "./errors";
-import { ExecDemuxer, killGroupArgv, wrappedArgv } from "./exec-stream";
+import { ExecDemuxer, killGroupArgv, stdinCommand, stdinWrappedArgv, wrappedArgv } from "./exec-stream";
 
 /** How to reach the daemon. Without options: `DOCKER_HOST` when set, else `/var/run/docker.sock`. */
 export interface DockerEngineOptions {
@@ -28,6 +28,57 @@ export interface EngineExecOptions {
   maxOutputBytes: number;
 }
 
+/**
+ * An exec started before its command (see {@link DockerEngine.prepareExec}):
+ * `runc exec` — most of a command's cost — is paid ahead, off the command's
+ * path. Used at most once, by {@link DockerEngine.exec}.
+ */
+export interface PreparedExec {
+  /** The container it runs in. */
+  readonly container: string;
+  /** `user`, `env`, `workingDir` and output cap it was started with: a command needing others cannot use it. */
+  readonly key: string;
+  /** False once used, discarded, or its stream closed (the container died). */
+  readonly usable: boolean;
+  /** Close it without running anything (its wrapper exits on the closed stdin). */
+  discard(): void;
+}
+
+/** An exec whose stream is open, its demuxer fed from the first byte. */
+interface StartedExec {
+  exec: Docker.Exec;
+  socket: Duplex;
+  demux: ExecDemuxer;
+  nonce: string;
+  closed: boolean;
+}
+
+/** What a prepared exec must match to run a command (see {@link PreparedExec.key}). */
+export function execKey(options: Pick<EngineExecOptions, "user" | "env" | "workingDir" | "maxOutputBytes">): string {
+  return JSON.stringify([options.user ?? "", options.env ?? [], options.workingDir ?? "", options.maxOutputBytes]);
+}
+
+class Prepared implements PreparedExec {
+  private used = false;
+  constructor(
+    readonly container: string,
+    readonly key: string,
+    readonly started: StartedExec,
+  ) {}
+  get usable(): boolean {
+    return !this.used && !this.started.closed;
+  }
+  take(): StartedExec | undefined {
+    if (!this.usable) return undefined;
+    this.used = true;
+    return this.started;
+  }
+  discard(): void {
+    this.used = true;
+    this.started.socket.destroy();
+  }
+}
+
 /** Result of {@link DockerEngine.exec}. */
 export interface EngineExecResult {
   stdout: string;
@@ -38,6 +89,8 @@ export interface EngineExecResult {
   /** True when cancelled through the signal. */
   aborted: boolean;
   truncated: boolean;
+  /** False when the wrapper never reported its pid: the command did not start (the exec's stream ended first). */
+  started?: boolean;
 }
 
 /** The parts of a container's state the sandbox needs. */
@@ -231,19 +284,20 @@ export class DockerEngine {
    * see {@link wrappedArgv}); its background children end with it.
    * @throws DockerError docker_container_missing / docker_container_not_running when it cannot start.
    */
-  async exec(container: string, command: string, options: EngineExecOptions): Promise<EngineExecResult> {
+  async exec(container: string, command: string, options: EngineExecOptions, prepared?: PreparedExec): Promise<EngineExecResult> {
     if (options.signal?.aborted) {
       return { stdout: "", stderr: "Command cancelled before it started", exitCode: -1, timedOut: false, aborted: true, truncated: false };
     }
-    const nonce = randomBytes(12).toString("hex");
-    const exec = await this.createExec(container, wrappedArgv(nonce, command), options);
-    let socket: Duplex;
-    try {
-      socket = (await exec.start({ hijack: true, stdin: false })) as Duplex;
-    } catch (err) {
-      throw this.execError(err, container);
+    let started = prepared instanceof Prepared && prepared.container === container && prepared.key === execKey(options) ? prepared.take() : undefined;
+    if (started) {
+      started.socket.write(stdinCommand(started.nonce, command));
+    } else {
+      prepared?.discard();
+      const nonce = randomBytes(12).toString("hex");
+      started = await this.startExec(container, wrappedArgv(nonce, command), nonce, options, false);
     }
-    const demux = new ExecDemuxer(options.maxOutputBytes, nonce);
+    const { exec, socket, demux } = started;
+    const ended = started;
     let timedOut = false;
     let aborted = false;
     let killRequested = false;
@@ -274,7 +328,7 @@ export class DockerEngine {
     demux.onMarker = () => setTimeout(() => socket.destroy(), DRAIN_GRACE_MS).unref();
     try {
       await new Promise<void>((resolve) => {
-        socket.on("data", (c: Buffer) => demux.push(c));
+        if (ended.closed) return resolve();
         socket.once("end", () => resolve());
         socket.once("close", () => resolve());
         socket.once("error", () => resolve());
@@ -296,7 +350,39 @@ export class DockerEngine {
       }
     }
     if (killRequested && out.status === undefined && exitCode === -1) exitCode = 137;
-    return { stdout: out.stdout, stderr: out.stderr, exitCode, timedOut, aborted, truncated: out.truncated };
+    return { stdout: out.stdout, stderr: out.stderr, exitCode, timedOut, aborted, truncated: out.truncated, started: out.pid !== undefined };
+  }
+
+  /**
+   * Start the wrapper of the next command in `container` now, reading that command from stdin
+   * (see STDIN_EXEC_WRAPPER), so {@link exec} with it skips creating and starting an exec. Same
+   * user, environment, working directory and wrapper as a cold exec: only the moment differs.
+   * @throws DockerError docker_container_missing / docker_container_not_running.
+   */
+  async prepareExec(container: string, options: Pick<EngineExecOptions, "user" | "env" | "workingDir" | "maxOutputBytes">): Promise<PreparedExec> {
+    const nonce = randomBytes(12).toString("hex");
+    const started = await this.startExec(container, stdinWrappedArgv(nonce), nonce, options, true);
+    return new Prepared(container, execKey(options), started);
+  }
+
+  /** Create and start a wrapped exec; its demuxer is fed from the first byte (a prepared exec prints its pid line before it is used). */
+  private async startExec(container: string, argv: string[], nonce: string, options: Pick<EngineExecOptions, "user" | "env" | "workingDir" | "maxOutputBytes">, stdin: boolean): Promise<StartedExec> {
+    const exec = await this.createExec(container, argv, options, stdin);
+    let socket: Duplex;
+    try {
+      socket = (await exec.start({ hijack: true, stdin })) as Duplex;
+    } catch (err) {
+      throw this.execError(err, container);
+    }
+    const started: StartedExec = { exec, socket, demux: new ExecDemuxer(options.maxOutputBytes, nonce), nonce, closed: false };
+    socket.on("data", (c: Buffer) => started.demux.push(c));
+    const close = () => {
+      started.closed = true;
+    };
+    socket.once("end", close);
+    socket.once("close", close);
+    socket.once("error", close);
+    return started;
   }
 
   /** Run an argv (no wrapper, no group kill) and return its exit code and output; for short probes. */
@@ -333,11 +419,11 @@ export class DockerEngine {
     return { stdout: out.stdout, stderr: out.stderr, exitCode, timedOut, aborted: false, truncated: out.truncated };
   }
 
-  private async createExec(container: string, argv: string[], options: Pick<EngineExecOptions, "user" | "env" | "workingDir">): Promise<Docker.Exec> {
+  private async createExec(container: string, argv: string[], options: Pick<EngineExecOptions, "user" | "env" | "workingDir">, stdin = false): Promise<Docker.Exec> {
     try {
       return await this.stream.getContainer(container).exec({
         Cmd: argv,
-        AttachStdin: false,
+        AttachStdin: stdin,
         AttachStdout: true,
         AttachStderr: true,
         Tty: false,

@@ -23,6 +23,42 @@ export const EXEC_WRAPPER = [
   "kill -KILL 0",
 ].join("\n");
 
+/**
+ * The wrapper of an exec started before its command is known (see
+ * `DockerEngine.prepareExec`): the same steps as {@link EXEC_WRAPPER}, but the
+ * command arrives on stdin as lines ending with a line that is the nonce, and
+ * the pid line is printed only then (so an exec whose stream ended without
+ * one never ran its command: safe to run it again elsewhere). A stream
+ * closed before that line (the sandbox discarded the exec, the service
+ * stopped, the container died) runs nothing: the wrapper kills its group.
+ */
+export const STDIN_EXEC_WRAPPER = [
+  "c=",
+  "ok=",
+  "while IFS= read -r l; do",
+  '  if [ "$l" = "$1" ]; then ok=1; break; fi',
+  '  c="$c$l',
+  '"',
+  "done",
+  '[ -n "$ok" ] || kill -KILL 0',
+  // The pid line comes once the command is in: without it the caller knows the command never started.
+  "printf '%s\\n' \"$$\"",
+  '/bin/sh -c "$c" </dev/null',
+  "c=$?",
+  "printf '%s %s\\n' \"$1\" \"$c\" >&2",
+  "kill -KILL 0",
+].join("\n");
+
+/** The argv of a {@link STDIN_EXEC_WRAPPER} exec; its command is sent later with {@link stdinCommand}. */
+export function stdinWrappedArgv(nonce: string): string[] {
+  return ["/bin/sh", "-c", STDIN_EXEC_WRAPPER, "deerflow-exec", nonce];
+}
+
+/** The stdin bytes that hand `command` to a {@link STDIN_EXEC_WRAPPER} exec. */
+export function stdinCommand(nonce: string, command: string): string {
+  return `${command}${command.endsWith("\n") ? "" : "\n"}${nonce}\n`;
+}
+
 /** The argv of a wrapped command; `nonce` is random per command. */
 export function wrappedArgv(nonce: string, command: string): string[] {
   return ["/bin/sh", "-c", EXEC_WRAPPER, "deerflow-exec", nonce, command];

@@ -3,8 +3,8 @@
  * spec, the sandbox (commands via exec, file tools on the host over the
  * bind-mounted thread dirs) and its provider. See docs/sandbox.md.
  */
-export { connectDocker, DockerEngine } from "./engine";
-export type { ContainerState, ContainerSummary, DockerEngineOptions, EngineExecOptions, EngineExecResult } from "./engine";
+export { connectDocker, DockerEngine, execKey } from "./engine";
+export type { ContainerState, ContainerSummary, DockerEngineOptions, EngineExecOptions, EngineExecResult, PreparedExec } from "./engine";
 export { DockerError, maskEndpoint, toDockerError } from "./errors";
 export type { DockerErrorCode } from "./errors";
 export {
@@ -26,6 +26,6 @@ export type { DockerProviderOptions } from "./docker-provider";
 export { currentOwner, ownerIsDead, processStartTime, reclaimOrphans } from "./orphans";
 export { WarmPool } from "./warm-pool";
 export type { WarmPoolOptions } from "./warm-pool";
-export { EXEC_WRAPPER } from "./exec-stream";
+export { EXEC_WRAPPER, STDIN_EXEC_WRAPPER } from "./exec-stream";
 export { ContainerEgress } from "./container-egress";
 export type { ContainerEgressOptions } from "./container-egress";
