@@ -22,19 +22,17 @@ export function chromiumAvailable(what: string): boolean {
 }
 
 /**
- * The build's environment: NODE_ENV is production, as for the shipped UI. vitest sets NODE_ENV=test, and
- * vite follows it into a development build of React (about 60 KB gzip more, and not what users get).
+ * Build the UI into its own folder, so test files building in parallel never share an output dir. The
+ * build inherits vitest's NODE_ENV=test on purpose: vite.config.ts must still make it React's production
+ * build (the size test in chat.test.ts fails otherwise).
  */
-export const BUILD_ENV: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: "production" };
-
-/** Build the UI into its own folder, so test files building in parallel never share an output dir. */
 export function buildWebDist(outDir: string): void {
-  execSync(`npx vite build --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore", env: BUILD_ENV });
+  execSync(`npx vite build --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore" });
 }
 
 /** Build the test-only page harness (`page-harness/`, renders one page by `?page=`) into `outDir`. */
 export function buildPageHarness(outDir: string): void {
-  execSync(`npx vite build --config test/e2e/page-harness/vite.config.ts --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore", env: BUILD_ENV });
+  execSync(`npx vite build --config test/e2e/page-harness/vite.config.ts --outDir ${JSON.stringify(outDir)} --emptyOutDir`, { cwd: WEB_ROOT, stdio: "ignore" });
 }
 
 /** A headless browser with one 1280×800 page. */
