@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Duplex } from "node:stream";
-import Docker from "dockerode";
+import type Docker from "dockerode";
+import { loadDockerode } from "./dockerode";
 import type { ContainerCreateOptions, ContainerInfo, ContainerInspectInfo, ImageInspectInfo } from "dockerode";
 import { DockerError, maskEndpoint, toDockerError } from "./errors";
 import { ExecDemuxer, killGroupArgv, stdinCommand, stdinWrappedArgv, wrappedArgv } from "./exec-stream";
@@ -146,9 +147,10 @@ export class DockerEngine {
   constructor(options: DockerEngineOptions = {}) {
     this.endpoint = maskEndpoint(describeEndpoint(options.host));
     const timeout = options.requestTimeoutMs ?? 30_000;
-    this.control = new Docker(modemOptions(options.host, timeout));
+    const Dockerode = loadDockerode();
+    this.control = new Dockerode(modemOptions(options.host, timeout));
     // Exec streams live as long as their command; their deadline is the command timeout, not the request timeout.
-    this.stream = new Docker(modemOptions(options.host));
+    this.stream = new Dockerode(modemOptions(options.host));
   }
 
   private fail(err: unknown, what: string, extra?: Record<string, unknown>): DockerError {

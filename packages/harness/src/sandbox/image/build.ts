@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import Docker from "dockerode";
+import type Docker from "dockerode";
+import { loadDockerode } from "../docker/dockerode";
 import { SandboxError } from "../../errors";
 import { packageAssetPath } from "../../fs/package-assets";
 import { DEFAULT_DOCKER_IMAGE } from "../docker/docker-provider";
@@ -53,7 +54,7 @@ export interface BuildImageOptions {
 
 function apiClient(): Docker {
   // Same endpoint rules as the engine wrapper: docker-modem reads DOCKER_HOST, else the default socket.
-  return new Docker();
+  return new (loadDockerode())();
 }
 
 function splitRef(ref: string): { repo: string; tag: string } {
