@@ -29,8 +29,23 @@ function sourceOf(spec: string): string | undefined {
   if (!pkg) return undefined;
   const manifest = JSON.parse(readFileSync(join(root, PACKAGES[pkg], "package.json"), "utf8")) as { exports?: Record<string, unknown> };
   const sub = spec === pkg ? "." : `.${spec.slice(pkg.length)}`;
-  const entry = manifest.exports?.[sub] as { "deerflow-source"?: string } | undefined;
-  return entry?.["deerflow-source"] ? join(root, PACKAGES[pkg], entry["deerflow-source"]) : "";
+  const exportsMap = (manifest.exports ?? {}) as Record<string, { "deerflow-source"?: string } | string>;
+  let target: string | undefined;
+  const exact = exportsMap[sub];
+  if (exact && typeof exact === "object") target = exact["deerflow-source"];
+  else {
+    // a subpath pattern such as "./*": its "*" stands for the rest of the specifier
+    for (const [key, value] of Object.entries(exportsMap)) {
+      const star = key.indexOf("*");
+      if (star < 0 || typeof value !== "object" || !value["deerflow-source"]) continue;
+      const [pre, post] = [key.slice(0, star), key.slice(star + 1)];
+      if (sub.startsWith(pre) && sub.endsWith(post) && sub.length > pre.length + post.length) {
+        target = value["deerflow-source"].replace("*", sub.slice(pre.length, sub.length - post.length));
+        break;
+      }
+    }
+  }
+  return target ? join(root, PACKAGES[pkg], target) : "";
 }
 
 describe("the imports shown in the docs work", () => {
