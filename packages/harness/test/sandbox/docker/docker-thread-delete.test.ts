@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
+import { DeerFlowClient } from "../../../src/client";
 import { DeerFlowRuntime } from "../../../src/deerflow-runtime";
 import { DockerSandboxProvider, LABELS } from "../../../src/sandbox/docker";
 import { dockerTestsEnabled, ensureTestImage, removeLabelled } from "./test-image";
@@ -90,6 +91,24 @@ describe.skipIf(!enabled)("deleting a thread removes its Docker container (real 
     const again = await provider.acquire("gone", { userId: "alice" });
     expect((await provider.get(again)!.executeCommand("ls /mnt/user-data/workspace | wc -l")).stdout.trim()).toBe("0");
     expect(logs.filter((l) => l.includes("could not remove"))).toEqual([]);
+  });
+
+  it("the embedded client's deleteThread removes the thread's container too", async () => {
+    const image = ensureTestImage();
+    const dir = mkdtempSync(path.join(os.tmpdir(), "dfdock-del-"));
+    dirs.push(dir);
+    const rt = await DeerFlowRuntime.open({ configPath: writeConfig(dir, image, `dftest-${randomBytes(3).toString("hex")}`), cwd: dir, dataDir: path.join(dir, "d"), log: () => {} });
+    runtimes.push(rt);
+    const client = new DeerFlowClient(rt);
+    const now = new Date().toISOString();
+    await rt.stores.threads.create({ threadId: "client-thread", userId: client.userId, status: "idle", metadata: {}, displayName: null, createdAt: now, updatedAt: now });
+    const id = await rt.sandboxProvider.acquire("client-thread", { userId: client.userId });
+    await rt.sandboxProvider.get(id)!.executeCommand("true");
+    await rt.sandboxProvider.release(id);
+    const name = (rt.sandboxProvider as DockerSandboxProvider).containerNameFor("client-thread", client.userId);
+    expect(state(name)).toBe("running");
+    await client.deleteThread("client-thread");
+    expect(state(name)).toBe("missing");
   });
 
   it("removes a container of the thread this process holds no entry for (another server process of the deployment created it)", async () => {
