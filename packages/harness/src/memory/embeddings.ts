@@ -3,7 +3,6 @@
  * interface (`doEmbed`), so any OpenAI-compatible `/v1/embeddings` endpoint
  * works. Without an `embedding` model memory ranks lexically only.
  */
-import { createOpenAI } from "@ai-sdk/openai";
 import type { EmbeddingModelV3 } from "@ai-sdk/provider";
 import { ConfigError } from "../errors";
 import type { MemoryModelRef } from "../config/memory-config";
@@ -54,8 +53,17 @@ export function createEmbedder(ref: MemoryModelRef, models: readonly EmbeddingMo
     entry = { ...named, ...Object.fromEntries(Object.entries(ref).filter(([, v]) => v !== null && v !== undefined)) };
   }
   if (!entry.model) throw new ConfigError("memory.backend_config.embedding needs a model id", { code: "config_invalid", details: { key: "memory.backend_config.embedding" } });
-  const provider = createOpenAI({ apiKey: entry.api_key ?? process.env.OPENAI_API_KEY ?? "unset", baseURL: entry.base_url ?? undefined });
-  return embedderFromModel(provider.embedding(entry.model));
+  const settings = { apiKey: entry.api_key ?? process.env.OPENAI_API_KEY ?? "unset", baseURL: entry.base_url ?? undefined };
+  const modelId = entry.model;
+  // the OpenAI provider package is imported by the first embedding call, not when the config is read
+  let model: Promise<EmbeddingModelV3> | undefined;
+  const load = () => (model ??= import("@ai-sdk/openai").then(({ createOpenAI }) => createOpenAI(settings).embedding(modelId)));
+  return {
+    model: modelId,
+    async embed(texts, signal) {
+      return embedderFromModel(await load()).embed(texts, signal);
+    },
+  };
 }
 
 /** Cosine similarity (0 for mismatched or zero vectors). */

@@ -1,10 +1,8 @@
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelConfig } from "../config";
 import { ModelConfigError } from "../errors";
 import { AiSdkChatModel } from "./ai-sdk-chat-model";
+import { lazyLanguageModel } from "./lazy-language-model";
 import type { SettingsMapper } from "./ai-sdk-chat-model";
 import type { ProviderSpec } from "./provider-registry";
 import { createRequestFetch, deepMerge } from "./request-fetch";
@@ -148,7 +146,7 @@ export function buildProviderChatModel(
   let mapSettings: SettingsMapper;
   if (spec.family === "anthropic") {
     providerKey = "anthropic";
-    make = (fetch) => createAnthropic({ apiKey, baseURL: baseUrl, headers, fetch })(modelId);
+    make = (fetch) => lazyLanguageModel("anthropic.messages", modelId, async () => (await import("@ai-sdk/anthropic")).createAnthropic({ apiKey, baseURL: baseUrl, headers, fetch })(modelId));
     mapSettings = (s) => {
       const anthropic: Record<string, unknown> = { sendReasoning: true };
       if (s.thinking) anthropic.thinking = { ...s.thinking };
@@ -157,12 +155,13 @@ export function buildProviderChatModel(
     };
   } else if (spec.family === "openai") {
     providerKey = "openai";
-    make = (fetch) => createOpenAI({ apiKey, baseURL: baseUrl, headers, fetch }).chat(modelId);
+    make = (fetch) => lazyLanguageModel("openai.chat", modelId, async () => (await import("@ai-sdk/openai")).createOpenAI({ apiKey, baseURL: baseUrl, headers, fetch }).chat(modelId));
     mapSettings = (s) => (s.reasoningEffort ? { providerOptions: { openai: { reasoningEffort: s.reasoningEffort } } } : {});
   } else {
     providerKey = spec.id;
     const optionsKey = compatibleOptionsKey(spec.id);
-    make = (fetch) => createOpenAICompatible({ name: spec.id, baseURL: baseUrl, apiKey, headers, fetch, includeUsage: true }).chatModel(modelId);
+    make = (fetch) =>
+      lazyLanguageModel(`${spec.id}.chat`, modelId, async () => (await import("@ai-sdk/openai-compatible")).createOpenAICompatible({ name: spec.id, baseURL: baseUrl, apiKey, headers, fetch, includeUsage: true }).chatModel(modelId));
     mapSettings = (s) => (s.reasoningEffort ? { providerOptions: { [optionsKey]: { reasoningEffort: s.reasoningEffort } } } : {});
   }
   return new AiSdkChatModel({
