@@ -81,6 +81,9 @@ export class ThreadController {
       if (gen !== this.gen) return;
       if (TERMINAL_RUN_STATUSES.has(run.status)) {
         forgetRun(this.storage, threadId);
+        // It ended after the state above was read (a reload just as the answer finished): that state may not
+        // have the answer yet, and nothing else would bring it, so read it again.
+        await this.refreshState(threadId);
         return;
       }
     } catch {
