@@ -4,7 +4,6 @@ import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
-import yauzl from "yauzl";
 import type { Entry, ZipFile } from "yauzl";
 import { SkillAlreadyExistsError, SkillInstallError } from "./errors";
 import { splitSkillMarkdown, validateSkillFrontmatter } from "./frontmatter";
@@ -65,7 +64,9 @@ function decodeName(raw: Buffer): string {
   }
 }
 
-function openZip(file: string): Promise<ZipFile> {
+async function openZip(file: string): Promise<ZipFile> {
+  // yauzl is imported by the first archive install, not when the skills module loads
+  const { default: yauzl } = await import("yauzl");
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: true }, (err, zip) => {
       if (err || !zip) reject(new SkillInstallError(`Not a valid skill archive (.skill zip): ${err?.message ?? "unreadable"}`, { cause: err }));

@@ -1,6 +1,5 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { zipSync } from "fflate";
 import type { Zippable } from "fflate";
 
 /**
@@ -22,5 +21,7 @@ export async function packSkillFolder(dir: string): Promise<Uint8Array> {
     }
   };
   await walk(dir, "");
+  // fflate is imported by the first pack (`deerflow skills pack`, skill export), not when the skills module loads
+  const { zipSync } = await import("fflate");
   return zipSync(files);
 }
