@@ -4,7 +4,7 @@
  * `npm run bench:startup` run the `deerflow` command from there, with no repository around it.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,8 +48,13 @@ function npm(args: string[], cwd: string): string {
 export function packAndInstall(options: PackAndInstallOptions = {}): InstalledPackage {
   const log = options.log ?? (() => {});
   const webBuilt = existsSync(path.join(REPO, "packages/web/dist/index.html"));
-  log(`building the packages${webBuilt ? "" : " and the web UI"}…`);
-  execFileSync(process.execPath, [path.join(REPO, "scripts/build.mjs"), "--no-types", ...(webBuilt ? ["--no-web"] : [])], { cwd: REPO, stdio: "pipe" });
+  // A build empties dist/ before it writes it again, and other tests (the gateway image's staging) read dist/
+  // at the same time: rebuild only what is older than its sources (CI builds just before the tests).
+  if (webBuilt && compiledIsCurrent()) log("the compiled packages are newer than their sources: packing them as they are");
+  else {
+    log(`building the packages${webBuilt ? "" : " and the web UI"}…`);
+    execFileSync(process.execPath, [path.join(REPO, "scripts/build.mjs"), "--no-types", ...(webBuilt ? ["--no-web"] : [])], { cwd: REPO, stdio: "pipe" });
+  }
 
   const work = mkdtempSync(path.join(os.tmpdir(), "deerflow-pack-"));
   try {
@@ -85,4 +90,32 @@ function provideSqliteBinary(dir: string): void {
   if (version(ours) !== version(theirs)) throw new Error(`better-sqlite3 ${version(theirs)} was installed but the repository has ${version(ours)}: run npm install at the root`);
   mkdirSync(path.dirname(path.join(theirs, binary)), { recursive: true });
   copyFileSync(path.join(ours, binary), path.join(theirs, binary));
+}
+
+/** What each compiled package is built from (sources and the assets the build copies in), and its entry file. */
+const COMPILED: ReadonlyArray<{ entry: string; from: readonly string[] }> = [
+  { entry: "packages/harness/dist/index.js", from: ["packages/harness/src", "skills", "docker/sandbox/Dockerfile"] },
+  { entry: "packages/server/dist/index.js", from: ["packages/server/src"] },
+  { entry: "packages/cli/dist/main.js", from: ["packages/cli/src", "config.example.yaml"] },
+];
+
+/** The newest modification time of a file, or of any file below a folder. */
+function newestMtime(p: string): number {
+  const st = statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = 0;
+  for (const e of readdirSync(p, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) newest = Math.max(newest, statSync(path.join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** True when every compiled package's entry was written after the last change to what it is built from. */
+function compiledIsCurrent(): boolean {
+  return COMPILED.every(({ entry, from }) => {
+    const out = path.join(REPO, entry);
+    if (!existsSync(out)) return false;
+    const built = statSync(out).mtimeMs;
+    return from.every((f) => !existsSync(path.join(REPO, f)) || newestMtime(path.join(REPO, f)) < built);
+  });
 }
