@@ -1,4 +1,4 @@
-import { structuredPatch } from "diff";
+import { createRequire } from "node:module";
 import type { BlobCache } from "./scanner";
 import { emptySummary } from "./types";
 import type {
@@ -10,6 +10,18 @@ import type {
   WorkspaceFileChange,
   WorkspaceSnapshot,
 } from "./types";
+
+const requireLib = createRequire(import.meta.url);
+let diffModule: typeof import("diff") | undefined;
+
+/**
+ * The `diff` library, loaded by the first file comparison (through its CommonJS build, so `unifiedDiff` and
+ * `compareSnapshots` stay synchronous): a gateway whose runs never change a file never holds it in memory.
+ */
+function diffLib(): typeof import("diff") {
+  diffModule ??= requireLib("diff") as typeof import("diff");
+  return diffModule;
+}
 
 function splitLines(text: string): string[] {
   const lines = text.split(/\r\n|\r|\n/);
@@ -31,7 +43,7 @@ export function unifiedDiff(virtualPath: string, before: string, after: string):
   const a = splitLines(before);
   const b = splitLines(after);
   const join = (l: string[]) => (l.length ? `${l.join("\n")}\n` : "");
-  const patch = structuredPatch(`a${virtualPath}`, `b${virtualPath}`, join(a), join(b), undefined, undefined, { context: 3 });
+  const patch = diffLib().structuredPatch(`a${virtualPath}`, `b${virtualPath}`, join(a), join(b), undefined, undefined, { context: 3 });
   if (!patch.hunks.length) return { diff: "", additions: 0, deletions: 0 };
   const out = [`--- a${virtualPath}`, `+++ b${virtualPath}`];
   let additions = 0;

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
-import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { isLoopbackHostname } from "../security";
 import type { TrustedProxies } from "./client-address";
 import { isSecureRequest } from "./client-address";
+import { loadJose } from "./jose";
 import type { AuthSettings } from "./settings";
 
 /** DeerFlow's cookie names. */
@@ -40,8 +40,9 @@ function keyOf(secret: string): Uint8Array {
 }
 
 /** Sign a session JWT `{sub, exp, iat, ver}` (HS256) for `days` from `nowMs`. */
-export function signSession(secret: string, userId: string, tokenVersion: number, days: number, nowMs = Date.now()): Promise<string> {
+export async function signSession(secret: string, userId: string, tokenVersion: number, days: number, nowMs = Date.now()): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
+  const { SignJWT } = await loadJose();
   return new SignJWT({ ver: tokenVersion })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setSubject(userId)
@@ -77,6 +78,7 @@ const verified = new VerifiedCache();
 export async function verifySession(secret: string, token: string, nowMs = Date.now()): Promise<SessionClaims | SessionProblem> {
   const cached = verified.get(secret, token);
   if (cached) return cached.exp * 1000 <= nowMs ? "token_expired" : cached;
+  const { errors: joseErrors, jwtVerify } = await loadJose();
   try {
     const { payload } = await jwtVerify(token, keyOf(secret), { algorithms: ["HS256"], currentDate: new Date(nowMs) });
     if (typeof payload.sub !== "string" || typeof payload.exp !== "number" || !Number.isInteger(payload.ver)) return "token_invalid";

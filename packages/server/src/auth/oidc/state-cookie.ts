@@ -1,8 +1,8 @@
 import { hkdfSync } from "node:crypto";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { EncryptJWT, jwtDecrypt } from "jose";
 import { z } from "zod";
+import { loadJose } from "../jose";
 
 /** Prefix of the per-provider state cookie (DeerFlow's name). */
 export const OIDC_STATE_COOKIE_PREFIX = "df_oidc_state_";
@@ -56,6 +56,7 @@ export function stateCookieName(provider: string): string {
  */
 export async function setStateCookie(c: Context, jwtSecret: string, payload: OidcStatePayload, opts: { path: string; secure: boolean; now: number }): Promise<void> {
   const iat = Math.floor(opts.now / 1000);
+  const { EncryptJWT } = await loadJose();
   const token = await new EncryptJWT({ ...payload })
     .setProtectedHeader({ alg: "dir", enc: "A256GCM", typ: "df-oidc-state" })
     .setIssuedAt(iat)
@@ -79,6 +80,7 @@ export async function setStateCookie(c: Context, jwtSecret: string, payload: Oid
 export async function readStateCookie(c: Context, jwtSecret: string, provider: string, now: number): Promise<OidcStatePayload | null> {
   const token = getCookie(c, stateCookieName(provider));
   if (!token) return null;
+  const { jwtDecrypt } = await loadJose();
   try {
     const { payload } = await jwtDecrypt(token, stateKey(jwtSecret), {
       currentDate: new Date(now),
