@@ -27,4 +27,18 @@ describe("ThreadController.load", () => {
     expect(c.getView().phase).toBe("idle");
     expect(recalledRun(storage, "T")).toBeUndefined();
   });
+
+  it("a reopened thread whose run was stopped: the view names that turn's question as stopped", async () => {
+    const question = { type: "human", id: "h1", content: "slow please" };
+    const client = {
+      threads: {
+        getState: async () => ({ values: { messages: [question] } }),
+        messagesPage: async () => ({ data: [{ run_id: "R1", event_type: "llm.human.input", content: { id: "h1" } }], has_more: false, next_before_seq: null }),
+      },
+      runs: { list: async () => [{ run_id: "R1", status: "interrupted", kwargs: {}, created_at: "2026-01-01T00:00:00Z" }] },
+    } as unknown as ApiClient;
+    const c = new ThreadController(client, memoryStorage());
+    await c.load("T");
+    expect(c.getView().stoppedTurns).toEqual(["h1"]);
+  });
 });

@@ -16,6 +16,7 @@ import type {
 } from "@deerflow-ts/harness/wire";
 import { ApiError, apiFetch, failure, type ApiFetch } from "./http";
 import { readSse } from "./sse";
+import type { TranscriptPage } from "../stream/stopped-runs";
 
 /** The stream modes the UI asks for. */
 export const STREAM_MODES = ["values", "messages-tuple", "updates", "custom"] as const satisfies readonly WireStreamMode[];
@@ -80,11 +81,14 @@ export class ApiClient {
     delete: (threadId: string): Promise<unknown> => this.request("DELETE", `/threads/${seg(threadId)}`),
     getState: (threadId: string): Promise<WireThreadState> => this.request("GET", `/threads/${seg(threadId)}/state`),
     updateState: (threadId: string, update: WireStateUpdate): Promise<WireThreadState> => this.request("POST", `/threads/${seg(threadId)}/state`, update),
+    /** The persisted transcript, newest `limit` rows, each with the run that wrote it. */
+    messagesPage: (threadId: string, limit = 200): Promise<TranscriptPage> => this.request("GET", `/threads/${seg(threadId)}/messages/page?limit=${limit}`),
   };
 
   /** The run endpoints the UI uses. */
   readonly runs = {
     get: (threadId: string, runId: string): Promise<WireRun> => this.request("GET", `/threads/${seg(threadId)}/runs/${seg(runId)}`),
+    list: (threadId: string): Promise<WireRun[]> => this.request("GET", `/threads/${seg(threadId)}/runs`),
     stream: (threadId: string, assistantId: string, options: StreamRunOptions): AsyncGenerator<WireStreamPart> => this.streamRun(threadId, assistantId, options),
     joinStream: (threadId: string, runId: string, options: JoinStreamOptions = {}): AsyncGenerator<WireStreamPart> => this.joinStream(threadId, runId, options),
   };

@@ -5,6 +5,7 @@ import { cancelRun, uploadFiles } from "../api/rest";
 import { addNotice, applyStreamPart, applyValues, dismissNotice, emptyView } from "../stream/reducer";
 import { forgetRun, recalledRun, rememberRun, TERMINAL_RUN_STATUSES, type KeyValueStorage } from "../stream/session";
 import { cancelRunning } from "../stream/subtasks";
+import { stoppedRunIds, stoppedTurnIds } from "../stream/stopped-runs";
 import { buildClarificationAnswer, buildHumanMessage, buildRunContext, type ChatSettings, type UploadedFile } from "../stream/settings";
 import type { StreamPart, ThreadView, WireMessage } from "../stream/types";
 
@@ -63,6 +64,7 @@ export class ThreadController {
       const state = await this.client.threads.getState(threadId);
       if (gen !== this.gen) return;
       this.set({ ...applyValues(this.view, (state?.values ?? {}) as Record<string, unknown>, null), phase: "idle" });
+      await this.loadStoppedTurns(threadId, gen, (state?.interrupts?.length ?? 0) > 0);
     } catch (err) {
       if (gen !== this.gen) return;
       const status = (err as { status?: number }).status;
@@ -224,6 +226,23 @@ export class ThreadController {
     } catch (err) {
       if (abort.signal.aborted || this.view.threadId !== threadId) return;
       this.fail(`Connection lost: ${describe(err)}`);
+    }
+  }
+
+  /**
+   * Which turns the user stopped, from the thread's run records: the state keeps no trace of a Stop when no
+   * sub-agent was cut off, so a reopened thread reads the runs that ended `interrupted` and the human message
+   * each one answered. The transcript is read only when there is such a run. A failure leaves the marks out.
+   */
+  private async loadStoppedTurns(threadId: string, gen: number, pendingInterrupt: boolean): Promise<void> {
+    try {
+      const stopped = stoppedRunIds(await this.client.runs.list(threadId), pendingInterrupt);
+      if (!stopped.size || gen !== this.gen) return;
+      const page = await this.client.threads.messagesPage(threadId);
+      if (gen !== this.gen) return;
+      this.set({ ...this.view, stoppedTurns: stoppedTurnIds(stopped, page.data) });
+    } catch {
+      /* the conversation is shown without the marks */
     }
   }
 

@@ -144,7 +144,7 @@ function rememberedFacts(messages: readonly WireMessage[]): Map<string, string[]
  * steps paired with their results by tool_call_id) and clarification cards. Hidden messages are dropped,
  * but a hidden clarification answer still marks the preceding card as answered.
  */
-export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & Partial<Pick<ThreadView, "subtasks" | "phase">>, streaming = false): ViewItem[] {
+export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & Partial<Pick<ThreadView, "subtasks" | "phase" | "stoppedTurns">>, streaming = false): ViewItem[] {
   const items: ViewItem[] = [];
   const results = new Map<string, WireMessage>();
   for (const m of view.messages) if (m.type === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
@@ -219,13 +219,31 @@ export function groupMessages(view: Pick<ThreadView, "messages" | "timings"> & P
     }
   }
   markStopped(items, view.phase === "cancelled");
-  return items;
+  return markStoppedRuns(items, new Set(view.stoppedTurns ?? []));
 }
 
 /**
  * Marks the turns the user stopped: the last one while the view says the run was just cancelled, and any turn
  * with a sub-agent that ended "cancelled" (what a stopped run leaves in the thread, so a reload says it too).
  */
+/**
+ * Marks the answer to each human message whose run was stopped (its run record says `interrupted`). An answer
+ * cut off mid-stream never reached the thread's state, so the turn may have no assistant block: one with only
+ * the marker stands in for it, as the partial answer ended with the marker right after Stop.
+ */
+function markStoppedRuns(items: ViewItem[], stopped: ReadonlySet<string>): ViewItem[] {
+  if (!stopped.size) return items;
+  const out: ViewItem[] = [];
+  items.forEach((it, i) => {
+    out.push(it);
+    if (it.kind !== "human" || !stopped.has(it.id)) return;
+    const next = items[i + 1];
+    if (next?.kind === "assistant") next.stopped = true;
+    else if (next?.kind !== "clarification") out.push({ kind: "assistant", id: `stopped-${it.id}`, parts: [], stopped: true });
+  });
+  return out;
+}
+
 function markStopped(items: ViewItem[], justCancelled: boolean): void {
   let last: Extract<ViewItem, { kind: "assistant" }> | undefined;
   for (const it of items) {

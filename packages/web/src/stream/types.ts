@@ -50,6 +50,11 @@ export interface ThreadView {
   nextNoticeId: number;
   /** Sub-agent cards by `task` tool-call id, from the `task_*` custom events. */
   subtasks: Record<string, Subtask>;
+  /**
+   * Ids of the human messages whose run the user stopped, read from the thread's run records (status
+   * `interrupted`) when the thread is opened, so a reload still marks those turns "Stopped".
+   */
+  stoppedTurns?: string[];
 }
 
 /** One SSE frame of a run's stream (`{event, data, id}`). */

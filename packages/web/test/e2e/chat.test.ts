@@ -394,6 +394,11 @@ describe.skipIf(!hasChromium)("web UI e2e (headless Chromium, real gateway, real
     await page.waitForTimeout(800);
     expect((await lastAssistant().textContent())?.length ?? 0).toBe(len);
     expect(await lastAssistant().textContent()).not.toContain("END.");
+    await lastAssistant().getByTestId("stopped-marker").waitFor();
+    // Reopened: no sub-agent says so, the run record (interrupted) does, and the turn is still marked.
+    await page.reload();
+    await lastAssistant().getByTestId("stopped-marker").waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId("stopped-marker").count()).toBe(1);
   });
 
   it("renames and deletes threads from the sidebar; search filters", async () => {
