@@ -1,7 +1,9 @@
-import * as oauth from "oauth4webapi";
+import type * as oauth from "oauth4webapi";
 import type { OidcSettings } from "../settings";
 import { isLoopbackHostname } from "../../security";
 import { OidcError } from "./errors";
+import { loadOauth } from "./oauth-lib";
+import type { OauthLib } from "./oauth-lib";
 
 /** One `auth.oidc.providers.{id}` entry as parsed from config.yaml (`client_secret: $VAR` already resolved). */
 export type OidcProviderConfig = OidcSettings["providers"][string];
@@ -65,7 +67,7 @@ function checkedEndpoints(id: string, as: oauth.AuthorizationServer): boolean {
   return insecure;
 }
 
-function httpOptions(insecure: boolean) {
+function httpOptions(oauth: OauthLib, insecure: boolean) {
   return { signal: () => AbortSignal.timeout(PROVIDER_TIMEOUT_MS), [oauth.allowInsecureRequests]: insecure } as const;
 }
 
@@ -99,11 +101,12 @@ export class OidcDiscovery {
     if (!t.ok) throw new OidcError("oidc.discovery_failed", `OIDC provider '${id}': issuer ${cfg.issuer} must use https (plain http is allowed only on a loopback host).`);
     const issuer = new URL(cfg.issuer);
     let discovered: oauth.AuthorizationServer;
+    const oauth = await loadOauth();
     try {
-      const response = await oauth.discoveryRequest(issuer, httpOptions(t.insecure));
+      const response = await oauth.discoveryRequest(issuer, httpOptions(oauth, t.insecure));
       discovered = await oauth.processDiscoveryResponse(issuer, response);
     } catch (err) {
-      throw new OidcError("oidc.discovery_failed", `OIDC discovery failed for provider '${id}' (${cfg.issuer}): ${describe(err)}`, { cause: err });
+      throw new OidcError("oidc.discovery_failed", `OIDC discovery failed for provider '${id}' (${cfg.issuer}): ${describe(oauth, err)}`, { cause: err });
     }
     const as: oauth.AuthorizationServer = {
       ...discovered,
@@ -117,7 +120,7 @@ export class OidcDiscovery {
 }
 
 /** A readable reason from an oauth4webapi or fetch error (codes and provider error fields, never secrets). */
-export function describe(err: unknown): string {
+export function describe(oauth: OauthLib, err: unknown): string {
   if (err instanceof oauth.ResponseBodyError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ""} (HTTP ${err.status})`;
   if (err instanceof oauth.OperationProcessingError) return `${err.message} [${err.code ?? "error"}]`;
   if (err instanceof Error) return err.name === "TimeoutError" ? `no answer within ${PROVIDER_TIMEOUT_MS / 1000} s` : err.message;
@@ -148,7 +151,7 @@ export function authorizationUrl(provider: ResolvedProvider, cfg: OidcProviderCo
   return url.toString();
 }
 
-function clientAuth(id: string, cfg: OidcProviderConfig): oauth.ClientAuth {
+function clientAuth(oauth: OauthLib, id: string, cfg: OidcProviderConfig): oauth.ClientAuth {
   if (cfg.token_endpoint_auth_method === "none") return oauth.None();
   if (!cfg.client_secret) {
     throw new OidcError("oidc.misconfigured", `OIDC provider '${id}' uses ${cfg.token_endpoint_auth_method} but has no client_secret (set auth.oidc.providers.${id}.client_secret, e.g. to $${id.toUpperCase().replace(/-/g, "_")}_CLIENT_SECRET).`);
@@ -181,20 +184,21 @@ export interface CodeRedemption {
  */
 export async function redeemCode(id: string, provider: ResolvedProvider, cfg: OidcProviderConfig, r: CodeRedemption): Promise<OidcIdentity> {
   const skew = Math.round((r.now - Date.now()) / 1000);
+  const oauth = await loadOauth();
   const client: oauth.Client = { client_id: cfg.client_id, [oauth.clockSkew]: skew };
-  const opts = httpOptions(provider.insecure);
+  const opts = httpOptions(oauth, provider.insecure);
   let params: URLSearchParams;
   try {
     params = oauth.validateAuthResponse(provider.as, client, r.callback, r.expectedState);
   } catch (err) {
-    throw new OidcError("oidc.provider_error", `OIDC provider '${id}' answered the authorization request with an error: ${describe(err)}`, { cause: err });
+    throw new OidcError("oidc.provider_error", `OIDC provider '${id}' answered the authorization request with an error: ${describe(oauth, err)}`, { cause: err });
   }
   let response: Response;
   try {
-    response = await oauth.authorizationCodeGrantRequest(provider.as, client, clientAuth(id, cfg), params, r.redirectUri, r.codeVerifier ?? oauth.nopkce, opts);
+    response = await oauth.authorizationCodeGrantRequest(provider.as, client, clientAuth(oauth, id, cfg), params, r.redirectUri, r.codeVerifier ?? oauth.nopkce, opts);
   } catch (err) {
     if (err instanceof OidcError) throw err;
-    throw new OidcError("oidc.token_exchange_failed", `OIDC token request to provider '${id}' failed: ${describe(err)}`, { cause: err });
+    throw new OidcError("oidc.token_exchange_failed", `OIDC token request to provider '${id}' failed: ${describe(oauth, err)}`, { cause: err });
   }
   let tokens: oauth.TokenEndpointResponse;
   try {
@@ -206,12 +210,12 @@ export async function redeemCode(id: string, provider: ResolvedProvider, cfg: Oi
     // An error answer (invalid_grant for a replayed or foreign code …) is a failed exchange; a 200 answer that
     // does not pass the checks carries an unacceptable ID token.
     const refused = !response.ok || err instanceof oauth.ResponseBodyError || err instanceof oauth.WWWAuthenticateChallengeError;
-    throw new OidcError(refused ? "oidc.token_exchange_failed" : "oidc.id_token_invalid", `OIDC provider '${id}': ${describe(err)}`, { cause: err });
+    throw new OidcError(refused ? "oidc.token_exchange_failed" : "oidc.id_token_invalid", `OIDC provider '${id}': ${describe(oauth, err)}`, { cause: err });
   }
   try {
     await oauth.validateApplicationLevelSignature(provider.as, response, opts);
   } catch (err) {
-    throw new OidcError("oidc.id_token_invalid", `OIDC provider '${id}': the ID token's signature does not verify against ${provider.as.jwks_uri}: ${describe(err)}`, { cause: err });
+    throw new OidcError("oidc.id_token_invalid", `OIDC provider '${id}': the ID token's signature does not verify against ${provider.as.jwks_uri}: ${describe(oauth, err)}`, { cause: err });
   }
   const claims = oauth.getValidatedIdTokenClaims(tokens)!;
   let info: Record<string, unknown> = {};

@@ -1,12 +1,12 @@
 import { timingSafeEqual } from "node:crypto";
 import { appConfigSchema, formatKeyPath } from "@deerflow-ts/harness";
 import type { Context, Hono } from "hono";
-import * as oauth from "oauth4webapi";
 import { HttpError } from "../../http-error";
 import type { AuthSettings, OidcSettings } from "../settings";
 import type { UserRecord } from "../user-store";
 import { OidcError } from "./errors";
 import { resolveNextPath } from "./next-path";
+import { loadOauth } from "./oauth-lib";
 import { authorizationUrl, OidcDiscovery, redeemCode } from "./protocol";
 import type { OidcProviderConfig } from "./protocol";
 import { provisionOidcUser } from "./provisioning";
@@ -157,6 +157,7 @@ export function registerOidcRoutes(app: Hono, deps: OidcRouteDeps): void {
     const rememberMe = parseRememberMe(c.req.query("remember_me"));
     const redirectUri = redirectUriOf(c, settings, id, cfg);
     const provider = await resolveProvider(id, cfg);
+    const oauth = await loadOauth();
     const state = oauth.generateRandomState();
     const nonce = cfg.nonce_enabled ? oauth.generateRandomNonce() : null;
     const codeVerifier = cfg.pkce_enabled ? oauth.generateRandomCodeVerifier() : null;
