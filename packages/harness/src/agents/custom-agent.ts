@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { stringify } from "yaml";
+import { yamlLib } from "../parsing/yaml-lib";
 import { parseYamlBounded } from "../parsing";
 import { ValidationError } from "../errors";
 import { writeFilesAtomicSync } from "../fs";
@@ -147,7 +147,7 @@ function writeAgentFiles(dir: string, config: CustomAgentDocument | null, soul: 
   const files: Array<{ file: string; data: string }> = [];
   if (config) {
     const { soul: _dropped, ...doc } = config as CustomAgentConfig;
-    files.push({ file: join(dir, "config.yaml"), data: stringify(doc) });
+    files.push({ file: join(dir, "config.yaml"), data: yamlLib().stringify(doc) });
   }
   if (soul !== null) files.push({ file: join(dir, SOUL_FILENAME), data: soul });
   writeFilesAtomicSync(files);

@@ -13,6 +13,7 @@ export type { EnvVarInfo } from "./env-names";
 export type { ConfigEnv, MissingEnvVar } from "./env";
 export {
   appConfigFromText,
+  appConfigFromValue,
   loadAppConfig,
   loadExtensionsConfig,
   mergeExtensions,

@@ -59,9 +59,17 @@ export function parseAppConfigText(
       details: { file },
     });
   }
-  const { value, missing } = substituteEnvVars(raw ?? {}, options.env ?? process.env);
-  if (missing.length) throw missingEnvVarsError(file, missing);
   const unknownKeys = findUnknownConfigKeys(doc, lineCounter, file);
+  return { ...checkConfigValue(raw ?? {}, file, options.env ?? process.env, unknownKeys), unknownKeys };
+}
+
+/**
+ * Resolve `$VAR`s in a parsed config mapping and validate it: the config and its warnings (the unknown keys
+ * found in its source, a stale `config_version`, repeated model names).
+ */
+function checkConfigValue(raw: unknown, file: string, env: ConfigEnv, unknownKeys: UnknownConfigKey[]): { config: AppConfigFile; warnings: string[] } {
+  const { value, missing } = substituteEnvVars(raw, env);
+  if (missing.length) throw missingEnvVarsError(file, missing);
   let config: AppConfigFile;
   try {
     config = validateConfig(appConfigSchema, value, file);
@@ -79,7 +87,7 @@ export function parseAppConfigText(
     if (names.has(m.name)) warnings.push(`${file}: model name "${m.name}" is configured more than once; the first entry is used.`);
     names.add(m.name);
   }
-  return { config, warnings, unknownKeys };
+  return { config, warnings };
 }
 
 /**
@@ -171,6 +179,23 @@ export function unknownKeysOfConfigFile(options: { path?: string | null; cwd?: s
   } catch {
     return [];
   }
+}
+
+/**
+ * Build an {@link AppConfig} from config data made in code (the demo's config), validated as config.yaml text
+ * would be, without a YAML round trip: the YAML parser is only loaded when there is YAML to read. There is no
+ * source text, so unknown keys are not reported (the zod schema still drops them).
+ */
+export function appConfigFromValue(
+  value: Record<string, unknown>,
+  options: { env?: ConfigEnv; extensions?: ExtensionsConfig; file?: string } = {},
+): { config: AppConfig; warnings: string[] } {
+  const { config: fileConfig, warnings } = checkConfigValue(value, options.file ?? "<inline config>", options.env ?? process.env, []);
+  const { extensions: inline, ...rest } = fileConfig;
+  return {
+    config: { ...rest, extensions: mergeExtensions(options.extensions ?? extensionsConfigSchema.parse({}), inline) },
+    warnings,
+  };
 }
 
 /** Build an {@link AppConfig} from config.yaml text (tests, embedded use). No files are touched. */

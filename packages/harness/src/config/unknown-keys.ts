@@ -5,7 +5,7 @@
  * known key. The known keys come from the schemas that read them
  * ({@link shapeOf}); the marks below say where free extras are legitimate.
  */
-import { isAlias, isMap, isScalar, isSeq } from "yaml";
+import { yamlLib } from "../parsing/yaml-lib";
 import type { Document, LineCounter, Node, Pair } from "yaml";
 import { memoryBackendConfigSchema, memoryHostConfigSchema } from "./memory-config";
 import { sandboxConfigSchema } from "./sandbox-config";
@@ -116,7 +116,7 @@ export function closestKey(key: string, known: Iterable<string>): string | null 
 type Path = (string | number)[];
 
 function resolveNode(node: unknown, doc: Document): unknown {
-  return isAlias(node) ? node.resolve(doc) : node;
+  return yamlLib().isAlias(node) ? node.resolve(doc) : node;
 }
 
 /**
@@ -131,20 +131,20 @@ export function findUnknownConfigKeys(doc: Document, lineCounter: LineCounter, f
     if (depth > 64) return;
     const node = resolveNode(rawNode, doc);
     if (shape.kind === "union") {
-      const wanted = isMap(node) ? ["object", "map"] : isSeq(node) ? ["list"] : [];
+      const wanted = yamlLib().isMap(node) ? ["object", "map"] : yamlLib().isSeq(node) ? ["list"] : [];
       const option = shape.options.find((o) => wanted.includes(o.kind));
       if (option) visit(node, option, path, depth + 1);
       return;
     }
     if (shape.kind === "list") {
-      if (isSeq(node)) node.items.forEach((item, i) => visit(item, shape.item, [...path, i], depth + 1));
+      if (yamlLib().isSeq(node)) node.items.forEach((item, i) => visit(item, shape.item, [...path, i], depth + 1));
       return;
     }
-    if (!isMap(node)) return;
+    if (!yamlLib().isMap(node)) return;
     for (const item of node.items) {
       const pair = item as Pair<unknown, unknown>;
       const keyNode = pair.key as Node | null;
-      const key = isScalar(keyNode) ? String(keyNode.value) : null;
+      const key = yamlLib().isScalar(keyNode) ? String(keyNode.value) : null;
       if (key === null || key === "<<") continue;
       if (shape.kind === "map") {
         visit(pair.value, shape.value, [...path, key], depth + 1);

@@ -1,5 +1,5 @@
-import { isMap, isScalar, parseDocument, Pair, Scalar } from "yaml";
-import type { Document, YAMLMap } from "yaml";
+import { yamlLib } from "../parsing/yaml-lib";
+import type { Document, Pair, Scalar, YAMLMap } from "yaml";
 import { ConfigError } from "../errors";
 
 /** The result of {@link upgradeConfig}. */
@@ -13,7 +13,7 @@ export interface ConfigUpgradeResult {
 }
 
 function parseOrThrow(text: string, label: string): Document {
-  const doc = parseDocument(text);
+  const doc = yamlLib().parseDocument(text);
   if (doc.errors.length) {
     const e = doc.errors[0];
     const pos = e.linePos?.[0];
@@ -26,7 +26,7 @@ function parseOrThrow(text: string, label: string): Document {
 }
 
 function keyOf(pair: Pair): string {
-  return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+  return yamlLib().isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
 }
 
 function findPair(map: YAMLMap, key: string): Pair | undefined {
@@ -48,9 +48,9 @@ function versionOf(map: YAMLMap | null): number {
 export function upgradeConfig(userYamlText: string, exampleYamlText: string): ConfigUpgradeResult {
   const user = parseOrThrow(userYamlText, "config.yaml");
   const example = parseOrThrow(exampleYamlText, "config.example.yaml");
-  if (!isMap(example.contents)) throw new ConfigError("config.example.yaml must be a mapping at the top level.");
-  if (user.contents == null || (isScalar(user.contents) && user.contents.value == null)) user.contents = user.createNode({}) as never;
-  if (!isMap(user.contents)) throw new ConfigError("config.yaml must be a mapping at the top level.");
+  if (!yamlLib().isMap(example.contents)) throw new ConfigError("config.example.yaml must be a mapping at the top level.");
+  if (user.contents == null || (yamlLib().isScalar(user.contents) && user.contents.value == null)) user.contents = user.createNode({}) as never;
+  if (!yamlLib().isMap(user.contents)) throw new ConfigError("config.yaml must be a mapping at the top level.");
   const userRoot = user.contents as YAMLMap;
   const exampleRoot = example.contents as YAMLMap;
   const fromVersion = versionOf(userRoot);
@@ -65,11 +65,11 @@ export function upgradeConfig(userYamlText: string, exampleYamlText: string): Co
       const existing = findPair(target, key);
       const keyPath = prefix ? `${prefix}.${key}` : key;
       if (!existing) {
-        const keyNode = isScalar(pair.key) ? (pair.key.clone() as Scalar) : new Scalar(key);
+        const keyNode = yamlLib().isScalar(pair.key) ? (pair.key.clone() as Scalar) : new (yamlLib().Scalar)(key);
         const valueNode = pair.value && typeof (pair.value as { clone?: unknown }).clone === "function" ? (pair.value as { clone(): unknown }).clone() : pair.value;
-        target.items.push(new Pair(keyNode, valueNode));
+        target.items.push(new (yamlLib().Pair)(keyNode, valueNode));
         added.push(keyPath);
-      } else if (isMap(existing.value) && isMap(pair.value)) {
+      } else if (yamlLib().isMap(existing.value) && yamlLib().isMap(pair.value)) {
         merge(existing.value, pair.value, keyPath);
       }
     }
@@ -79,10 +79,10 @@ export function upgradeConfig(userYamlText: string, exampleYamlText: string): Co
   const versionPair = findPair(userRoot, "config_version");
   if (toVersion > fromVersion || !versionPair) {
     if (versionPair) {
-      if (isScalar(versionPair.value)) versionPair.value.value = toVersion;
-      else versionPair.value = new Scalar(toVersion);
+      if (yamlLib().isScalar(versionPair.value)) versionPair.value.value = toVersion;
+      else versionPair.value = new (yamlLib().Scalar)(toVersion);
     } else {
-      const pair = new Pair(new Scalar("config_version"), new Scalar(toVersion));
+      const pair = new (yamlLib().Pair)(new (yamlLib().Scalar)("config_version"), new (yamlLib().Scalar)(toVersion));
       userRoot.items.unshift(pair);
     }
   }

@@ -1,5 +1,5 @@
-import { LineCounter, parseDocument } from "yaml";
-import type { Document } from "yaml";
+import { yamlLib } from "../parsing/yaml-lib";
+import type { Document, LineCounter } from "yaml";
 import { ConfigError } from "../errors";
 
 /**
@@ -8,8 +8,8 @@ import { ConfigError } from "../errors";
  * file, line and column.
  */
 export function parseYamlDocument(text: string, file: string): { doc: Document; lineCounter: LineCounter; value: unknown } {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter });
+  const lineCounter = new (yamlLib().LineCounter)();
+  const doc = yamlLib().parseDocument(text, { lineCounter });
   if (doc.errors.length) {
     const err = doc.errors[0];
     const pos = err.linePos?.[0];

@@ -1,4 +1,4 @@
-import { CST, Lexer, parseDocument } from "yaml";
+import { yamlLib } from "./yaml-lib";
 import { ParseLimitError, utf8Length } from "./limits";
 
 /** Limits of one YAML document. */
@@ -29,8 +29,8 @@ const NODE_TOKENS: ReadonlySet<string> = new Set(["scalar", "single-quoted-scala
  */
 export function countYamlNodes(text: string, stopAt = Number.POSITIVE_INFINITY): number {
   let nodes = 0;
-  for (const token of new Lexer().lex(text)) {
-    const type = CST.tokenType(token);
+  for (const token of new (yamlLib().Lexer)().lex(text)) {
+    const type = yamlLib().CST.tokenType(token);
     if (type && NODE_TOKENS.has(type) && ++nodes > stopAt) return nodes;
   }
   return nodes;
@@ -60,7 +60,7 @@ export function checkYamlLimits(text: string, file: string, limits: YamlLimits =
  */
 export function parseYamlBounded(text: string, file: string, limits: YamlLimits = DEFAULT_YAML_LIMITS, what?: string): unknown {
   checkYamlLimits(text, file, limits, what);
-  const doc = parseDocument(text);
+  const doc = yamlLib().parseDocument(text);
   if (doc.errors.length) throw doc.errors[0];
   return doc.toJS({ maxAliasCount: limits.maxAliasCount });
 }
