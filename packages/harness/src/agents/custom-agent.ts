@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { yamlLib } from "../parsing/yaml-lib";
+import { yamlLib } from "../config/yaml-lib";
 import { parseYamlBounded } from "../parsing";
 import { ValidationError } from "../errors";
 import { writeFilesAtomicSync } from "../fs";

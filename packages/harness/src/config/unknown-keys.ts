@@ -5,7 +5,7 @@
  * known key. The known keys come from the schemas that read them
  * ({@link shapeOf}); the marks below say where free extras are legitimate.
  */
-import { yamlLib } from "../parsing/yaml-lib";
+import { yamlLib } from "./yaml-lib";
 import type { Document, LineCounter, Node, Pair } from "yaml";
 import { memoryBackendConfigSchema, memoryHostConfigSchema } from "./memory-config";
 import { sandboxConfigSchema } from "./sandbox-config";

@@ -1,4 +1,4 @@
-import { yamlLib } from "../parsing/yaml-lib";
+import { yamlLib } from "./yaml-lib";
 import type { Document, LineCounter } from "yaml";
 import { ConfigError } from "../errors";
 

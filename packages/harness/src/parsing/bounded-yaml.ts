@@ -1,4 +1,4 @@
-import { yamlLib } from "./yaml-lib";
+import { yamlLib } from "../config/yaml-lib";
 import { ParseLimitError, utf8Length } from "./limits";
 
 /** Limits of one YAML document. */
