@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freshPostgresDatabase, startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import type { FreshDatabase, ScriptedLLMServer } from "@deerflow-ts/harness/testing";
-import { cancelRun, createRun, createThread, getRun, joinRun, runIdOf, streamRun, threadMessages, waitForRun } from "./helpers/runs-api";
+import { cancelRun, createRun, createThread, getRun, joinRun, runIdOf, streamRun, threadMessages, waitForMessages, waitForRun } from "./helpers/runs-api";
 import { scaleOutConfigYaml, startServe } from "./helpers/serve-process";
 import type { ServeProcess } from "./helpers/serve-process";
 import { requestShape, scriptedRouter } from "./helpers/scripted-router";
@@ -168,7 +168,8 @@ describe.skipIf(!PG || !REDIS)("several deerflow serve processes on PostgreSQL +
     const runId = await runIdOf(onA);
     // the tool step committed on A (tool call + its result), then A hangs in its second model call
     await onA.waitFor((f) => f.event === "values" && JSON.stringify(f.data).includes('"type":"tool"'), 30_000);
-    const before = await threadMessages(b.api, tid);
+    // the stream shows the step before its checkpoint commits (ordered writes, not awaited): wait for the store
+    const before = await waitForMessages(b.api, tid, (ms) => ms.length >= 3);
     expect(before.map((m) => m.type)).toEqual(["human", "ai", "tool"]);
     // a run queued on B behind it: it must wait for the resumed run, not take the dead owner's expired slot
     const queued = await createRun(b.api, tid, "after the crash", { multitask_strategy: "enqueue" });

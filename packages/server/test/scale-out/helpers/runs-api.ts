@@ -59,6 +59,25 @@ export async function threadMessages(api: string, threadId: string): Promise<Arr
   return (s.values.messages ?? []).filter((m) => m.type !== "system");
 }
 
+/**
+ * Poll a thread's stored messages (as another process reads them) until `pred` holds (bounded). A step the
+ * stream already showed is stored a moment later: only a tool with side effects waits for its commit first.
+ */
+export async function waitForMessages(
+  api: string,
+  threadId: string,
+  pred: (messages: Awaited<ReturnType<typeof threadMessages>>) => boolean,
+  attempts = 600,
+): Promise<Awaited<ReturnType<typeof threadMessages>>> {
+  let messages: Awaited<ReturnType<typeof threadMessages>> = [];
+  for (let i = 0; i < attempts; i++) {
+    messages = await threadMessages(api, threadId);
+    if (pred(messages)) return messages;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`thread ${threadId} stayed at [${messages.map((m) => m.type).join(", ")}]`);
+}
+
 /** The run id a created stream announced in its `metadata` event. */
 export async function runIdOf(stream: SseStream): Promise<string> {
   const meta = await stream.waitFor((f) => f.event === "metadata");
