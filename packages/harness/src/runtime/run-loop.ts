@@ -1,28 +1,28 @@
 import { randomUUID } from "node:crypto";
 import { CheckpointError, DeerFlowError, errorMessage, GraphRecursionError, RunCancelledError } from "../errors";
 import { AIMessageAccumulator } from "../models";
-import type { ChatModel, ModelSettings } from "../models";
+import type { ChatModel } from "../models";
 import { systemMessage, toolMessage } from "../messages";
 import type { Message, ToolMessage } from "../messages";
 import { applyUpdate, initialState, isCommand } from "../state";
-import type { AgentState, StateSchema, StateUpdate } from "../state";
+import type { AgentState, StateUpdate } from "../state";
 import { toToolSpec } from "../tools";
-import type { CustomEvent, RunContext, ToolDefinition } from "../tools";
+import type { CustomEvent, RunContext } from "../tools";
 import { createRunContext } from "./run-context";
 import { messageEventMeta, unseenMessages } from "./message-events";
-import type { Checkpointer, CheckpointMetadata } from "../checkpoints";
+import type { CheckpointMetadata } from "../checkpoints";
 import { EventQueue } from "./event-queue";
 import { isAbortError, isGraphInterrupt } from "./interrupt";
 import type { GraphInterrupt } from "./interrupt";
 import { callHook, composeModelCall, composeToolCall } from "./middleware-chain";
-import type { HookPlan, LoopHook } from "./middleware-chain";
+import type { LoopHook } from "./middleware-chain";
+import type { AgentParts } from "./agent-parts";
 import { AGENT_CALLER, createRunOutcomeRecorder } from "./outcome";
 import { CheckpointWrites } from "./checkpoint-writes";
 import { NEXT_NODES_KEY, pendingToolCalls } from "./loop-steps";
 import type { Phase } from "./loop-steps";
 import { errorToolMessage, makeToolExecutor, runToolCall } from "./tool-step";
 import type {
-  AgentMiddleware,
   Interrupt,
   JumpTarget,
   ModelCallHandler,
@@ -41,22 +41,7 @@ function isThenable<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
   return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
 }
 
-/** Everything a run needs from its agent. */
-export interface AgentParts<S extends AgentState> {
-  name: string;
-  model: ChatModel;
-  systemPrompt?: string;
-  modelSettings: ModelSettings;
-  schema: StateSchema;
-  tools: Map<string, ToolDefinition>;
-  middleware: readonly AgentMiddleware<S>[];
-  /** The middlewares' loop hooks in execution order (see {@link hookPlan}). */
-  hooks: HookPlan<S>;
-  checkpointer: Checkpointer;
-  toolTimeoutMs?: number;
-  defaultRecursionLimit: number;
-}
-
+export type { AgentParts } from "./agent-parts";
 
 /**
  * One execution of an agent on a thread: the loop

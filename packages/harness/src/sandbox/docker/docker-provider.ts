@@ -17,40 +17,13 @@ import { DockerError } from "./errors";
 import { ContainerEgress } from "./container-egress";
 import { findBinary } from "../bwrap/find-binary";
 import { EgressPolicy } from "../network/policy";
-import type { HostResolver } from "../../web-research/ssrf-guard";
-import { currentOwner, ownerIsDead, reclaimOrphans, reclaimPoolDirs } from "./orphans";
+import { currentOwner, ownerIsDead, reclaimOrphans, reclaimPoolDirs, removeThreadContainer } from "./orphans";
 import { WarmPool } from "./warm-pool";
+import { DEFAULT_DOCKER_IMAGE, MAX_SWEEP_INTERVAL_MS, POOL_DIR } from "./docker-provider-options";
+import type { DockerProviderOptions } from "./docker-provider-options";
 
-/** `sandbox.use` values that select the Docker provider (DeerFlow's AIO sandbox class paths and ours). */
-export const DOCKER_PROVIDER_NAMES = new Set([
-  "docker",
-  "deerflow.community.aio_sandbox:AioSandboxProvider",
-  "deerflow.community.aio_sandbox.aio_sandbox_provider:AioSandboxProvider",
-]);
-
-/** Image used when `sandbox.image` is not set (built by `deerflow sandbox image build`). */
-export const DEFAULT_DOCKER_IMAGE = "deerflow-sandbox:latest";
-
-/** Directory under the data dir holding the warm pool's slot dirs, one subdirectory per provider instance. */
-export const POOL_DIR = "sandbox-pool";
-
-/** Longest gap between two idle / orphan sweeps. */
-export const MAX_SWEEP_INTERVAL_MS = 60_000;
-
-/** Options of {@link DockerSandboxProvider}. */
-export interface DockerProviderOptions {
-  baseDir: string;
-  /** Host skills directory bound read-only at `skillsContainerPath`, or one per user. */
-  skillsPath?: string | ((userId: string) => string);
-  skillsContainerPath?: string;
-  /** Engine client (default: DOCKER_HOST or the default socket). */
-  engine?: DockerEngine;
-  /** Period of the idle / orphan sweep in ms (default: a quarter of `idle_timeout`, at most 60 s, at least 1 s). */
-  sweepIntervalMs?: number;
-  /** Resolver of the egress proxy (tests simulate DNS answers with it; default the system resolver). */
-  networkResolver?: HostResolver;
-  log?(message: string): void;
-}
+export { DEFAULT_DOCKER_IMAGE, DOCKER_PROVIDER_NAMES, MAX_SWEEP_INTERVAL_MS, POOL_DIR } from "./docker-provider-options";
+export type { DockerProviderOptions } from "./docker-provider-options";
 
 interface Entry {
   id: string;
@@ -401,9 +374,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (this.closed) return;
     const name = this.containerNameFor(threadId, userId);
     try {
-      const found = await this.engine.inspectContainer(name);
-      if (!found || found.labels[LABELS.managedBy] !== MANAGED_BY || found.labels[LABELS.thread] !== threadId || found.labels[LABELS.user] !== userId) return;
-      await this.engine.removeContainer(found.id);
+      await removeThreadContainer(this.engine, name, { threadId, userId });
     } catch (err) {
       this.log(`could not remove container ${name} of deleted thread ${threadId}: ${(err as Error).message}`);
     }

@@ -75,3 +75,14 @@ export async function reclaimPoolDirs(engine: DockerEngine, root: string, selfIn
     await rm(path.join(root, name), { recursive: true, force: true });
   }
 }
+
+/**
+ * Remove the container named `name` when its labels say it is a thread container of ours for exactly this
+ * user and thread (another server process of the deployment may have created it); anything else by that
+ * name is left alone. No-op when there is none.
+ */
+export async function removeThreadContainer(engine: DockerEngine, name: string, owner: { threadId: string; userId: string }): Promise<void> {
+  const found = await engine.inspectContainer(name);
+  if (!found || found.labels[LABELS.managedBy] !== MANAGED_BY || found.labels[LABELS.thread] !== owner.threadId || found.labels[LABELS.user] !== owner.userId) return;
+  await engine.removeContainer(found.id);
+}
