@@ -9,17 +9,28 @@ import type { RunHandle } from "@deerflow-ts/harness";
 import { createRun } from "../runs/create-run";
 import { runCreateRequestSchema } from "../runs/run-request";
 import type { RunCreateRequest } from "../runs/run-request";
-import { runResponse } from "../runs/run-response";
-import { publicStateValues } from "../security";
+import { runAnswer } from "../runs/run-answer";
+import { RUN_FIELDS, runResponse } from "../runs/run-response";
 import { endedStreamResponse, sendSse, SSE_STALL_MS } from "../sse/sse-response";
 import { checkRunId, checkThreadId, readJson } from "../validate";
 import { isOwnedByCaller, readableThreadId, requireRun, requireThreadRow } from "./thread-access";
 import { createThreadRecord, mayClaimThreadId } from "./threads";
 
+/** `GET /threads/{id}/runs` query: LangGraph's paging and filter (no `limit`: every run, as DeerFlow answers). */
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  offset: z.coerce.number().int().min(0).optional(),
+  status: z.enum(["pending", "running", "success", "error", "timeout", "interrupted"]).optional(),
+  select: z.array(z.enum(RUN_FIELDS)).optional(),
+});
+
 const cancelQuery = z.object({
   wait: z.enum(["0", "1", "true", "false"]).optional(),
   action: z.enum(["interrupt", "rollback"]).optional(),
 });
+
+/** Query values that mean yes (the JS SDK sends `1`/`0`, others `true`/`false`). */
+const TRUE_QUERY = new Set(["1", "true"]);
 
 function contentLocation(threadId: string, runId: string): string {
   return `/api/threads/${threadId}/runs/${runId}`;
@@ -48,16 +59,19 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
       onDisconnect: run.onDisconnect === "cancel" ? cancelOnDisconnect(ctx, run.runId) : undefined,
     });
 
-  const waitRun = async (c: Context, run: RunHandle): Promise<Response> => {
+  /** The run's final answer once it ended (see {@link runAnswer}). */
+  const finalAnswer = async (c: Context, threadId: string, runId: string): Promise<Response> => {
     // `done` settles when the stream ends; the record's final status may still be on its way to a store whose reads
-    // do not wait for queued writes (PostgreSQL), so the answer waits for the bookkeeping.
-    await run.recorded;
-    const rec = await ctx.stores.runs.get(run.runId);
-    c.header("Content-Location", contentLocation(run.threadId, run.runId));
-    if (!rec || rec.status !== "success") return c.json({ status: rec?.status ?? "error", error: rec?.error ?? null });
-    const snap = await ctx.runtime.readState(run.threadId);
-    return c.json(publicStateValues(snap?.values ?? {}));
+    // do not wait for queued writes (PostgreSQL), so the answer waits for the bookkeeping. A run of another process
+    // is followed through its stream to its end.
+    const local = ctx.runs.get(runId);
+    if (local) await local.recorded;
+    else await ctx.runs.wait(runId);
+    const rec = await ctx.stores.runs.get(runId);
+    c.header("Content-Location", contentLocation(threadId, runId));
+    return c.json(runAnswer(rec, await ctx.runtime.readState(threadId)));
   };
+  const waitRun = (c: Context, run: RunHandle): Promise<Response> => finalAnswer(c, run.threadId, run.runId);
 
   // Streaming routes start the response as soon as the thread is reserved (`waitForStore: false`).
   const threaded = async (c: Context, streaming = false): Promise<{ run: RunHandle }> => {
@@ -99,8 +113,13 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
   app.get("/threads/:thread_id/runs", async (c) => {
     checkThreadId(c.req.param("thread_id"));
     const threadId = readableThreadId(c);
-    const runs = await ctx.stores.runs.listByThread(threadId);
-    return c.json(runs.filter((r) => isOwnedByCaller(ctx, c, r.userId)).map(runResponse));
+    const q = listQuery.safeParse({ limit: c.req.query("limit"), offset: c.req.query("offset"), status: c.req.query("status"), select: c.req.queries("select") });
+    if (!q.success) throw new HttpError(422, `Invalid runs query: ${q.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    const { limit, offset = 0, status, select } = q.data;
+    // newest first, as both DeerFlow and LangGraph list them
+    const runs = (await ctx.stores.runs.listByThread(threadId)).filter((r) => isOwnedByCaller(ctx, c, r.userId) && (!status || r.status === status));
+    const page = runs.slice(offset, limit === undefined ? undefined : offset + limit).map(runResponse);
+    return c.json(select ? page.map((r) => Object.fromEntries(select.map((k) => [k, r[k]]))) : page);
   });
 
   // authorised by the thread-access middleware; this also checks the run belongs to this thread
@@ -109,7 +128,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
 
   app.get("/threads/:thread_id/runs/:run_id", async (c) => c.json(runResponse(await findRun(c))));
 
-  const join = async (c: Context): Promise<Response> => {
+  const joinStream = async (c: Context): Promise<Response> => {
     const rec = await findRun(c);
     // A run whose stream expired (or never had one) only says it ended; the bridge replays the rest from the id.
     if (!(await ctx.runs.hasStream(rec.runId))) return endedStreamResponse();
@@ -122,13 +141,22 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
         maxBacklogBytes: ctx.options.sseMaxBacklogBytes,
         onStalled: stalledLog(ctx, rec.runId),
         onDisconnect: () => {
-          if (c.req.query("cancel_on_disconnect") === "true") void ctx.runs.cancel(rec.runId, "interrupt", false).catch(() => undefined);
+          if (TRUE_QUERY.has(c.req.query("cancel_on_disconnect") ?? "")) void ctx.runs.cancel(rec.runId, "interrupt", false).catch(() => undefined);
         },
       },
     );
   };
-  app.get("/threads/:thread_id/runs/:run_id/stream", join);
-  app.get("/threads/:thread_id/runs/:run_id/join", join);
+  app.get("/threads/:thread_id/runs/:run_id/stream", joinStream);
+  // LangGraph's `join` waits for the run and answers its final values as JSON; a client that asks for an event
+  // stream (DeerFlow's own `join`) still gets the run's stream.
+  app.get("/threads/:thread_id/runs/:run_id/join", async (c) => {
+    if ((c.req.header("accept") ?? "").includes("text/event-stream")) return joinStream(c);
+    const rec = await findRun(c);
+    if (!TERMINAL_RUN_STATUSES.has(rec.status) && TRUE_QUERY.has(c.req.query("cancel_on_disconnect") ?? "")) {
+      c.req.raw.signal.addEventListener("abort", () => void ctx.runs.cancel(rec.runId, "interrupt", false).catch(() => undefined), { once: true });
+    }
+    return finalAnswer(c, rec.threadId, rec.runId);
+  });
 
   const cancel = async (c: Context, thenStream: boolean): Promise<Response> => {
     const rec = await findRun(c);
@@ -139,7 +167,7 @@ export function registerRunRoutes(app: Hono, ctx: GatewayContext): void {
     // only ending when the cancel came, once its end is known).
     if (TERMINAL_RUN_STATUSES.has(rec.status)) throw new HttpError(409, `Run ${rec.runId} is not cancellable (status: ${rec.status})`);
     await ctx.runs.cancel(rec.runId, q.data.action ?? "interrupt", wait);
-    if (thenStream) return join(c);
+    if (thenStream) return joinStream(c);
     return c.body(null, wait ? 204 : 202);
   };
   app.post("/threads/:thread_id/runs/:run_id/cancel", (c) => cancel(c, false));

@@ -19,18 +19,29 @@ import { userOf } from "../auth";
 import { isOwnedByCaller, ownerOf, readableThreadId, requireThreadRow, threadOf } from "./thread-access";
 import { publicStateValues } from "../security";
 import { historyEntry, stateResponse } from "./thread-views";
+import { searchThreads, THREAD_FIELDS } from "./thread-search";
 
 const createSchema = z.looseObject({
   thread_id: z.string().nullable().optional(),
   assistant_id: z.string().nullable().optional(),
   metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+  // LangGraph's: `raise` answers 409 for an existing id, `do_nothing` the existing thread (also what no value does)
+  if_exists: z.enum(["raise", "do_nothing"]).nullable().optional(),
+  // seeding a thread with super-steps is not supported: refused rather than creating an empty thread
+  supersteps: z.unknown().refine((v) => v === null || v === undefined || (Array.isArray(v) && v.length === 0), { message: "supersteps is not supported" }).optional(),
 });
 
 const searchSchema = z.looseObject({
   metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+  ids: z.array(z.string()).max(1000).nullable().optional(),
   limit: z.number().int().min(1).max(1000).optional(),
   offset: z.number().int().min(0).optional(),
   status: z.string().nullable().optional(),
+  sort_by: z.enum(["thread_id", "status", "created_at", "updated_at"]).nullable().optional(),
+  sort_order: z.enum(["asc", "desc"]).nullable().optional(),
+  select: z.array(z.enum(THREAD_FIELDS)).nullable().optional(),
+  // filters on state values are not supported: refused rather than answering unfiltered rows
+  values: z.record(z.string(), z.unknown()).refine((v) => !Object.keys(v).length, { message: "filtering threads by values is not supported" }).nullable().optional(),
 });
 
 const countSchema = z.looseObject({ metadata: z.record(z.string(), z.unknown()).nullable().optional(), status: z.string().nullable().optional() });
@@ -88,7 +99,7 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
     const existing = await ctx.stores.threads.get(threadId);
     if (existing) {
       // (the id space is shared: another user's id is taken, but nothing of that thread is answered)
-      if (!isOwnedByCaller(ctx, c, existing.userId)) throw new HttpError(409, `Thread ${threadId} already exists`);
+      if (!isOwnedByCaller(ctx, c, existing.userId) || body.if_exists === "raise") throw new HttpError(409, `Thread ${threadId} already exists`);
       return c.json(threadRecordResponse(existing));
     }
     if (!(await mayClaimThreadId(ctx, c, threadId))) throw new HttpError(409, `Thread ${threadId} already exists`);
@@ -112,14 +123,11 @@ export function registerThreadRoutes(app: Hono, ctx: GatewayContext): void {
   // Only the caller's threads are ever searched or counted.
   app.post("/threads/search", async (c) => {
     const body = await readJson(c, searchSchema, max);
-    const rows = await ctx.stores.threads.search({
-      userId: userOf(c).id,
-      metadata: metadataFilter(body.metadata),
-      status: body.status ?? undefined,
-      limit: body.limit ?? 100,
-      offset: body.offset ?? 0,
-    });
-    return c.json(rows.map(threadSummaryResponse));
+    const filter = { userId: userOf(c).id, metadata: metadataFilter(body.metadata), status: body.status ?? undefined, limit: body.limit ?? 100, offset: body.offset ?? 0 };
+    const rows = await searchThreads(ctx.stores.threads, filter, { ids: body.ids ?? undefined, sortBy: body.sort_by ?? undefined, sortOrder: body.sort_order ?? undefined });
+    const select = body.select;
+    const answers = rows.map(threadSummaryResponse);
+    return c.json(select?.length ? answers.map((t) => Object.fromEntries(select.map((k) => [k, t[k]]))) : answers);
   });
 
   // The LangGraph SDK's `threads.count`: a bare number.

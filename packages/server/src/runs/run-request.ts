@@ -55,6 +55,8 @@ export const runCreateRequestSchema = z.strictObject({
   multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]).optional(),
   stream_resumable: z.literal(false).nullable().optional(),
   if_not_exists: z.literal("create").nullable().optional(),
+  // `runs.wait`: the SDK raises from the answer's `__error__` (see runAnswer); any route accepts it, as LangGraph's do
+  raise_error: z.boolean().nullable().optional(),
   webhook: nullish("webhook"),
   on_completion: nullish("on_completion"),
   after_seconds: nullish("after_seconds"),

@@ -1,6 +1,13 @@
 import { redactSecretKeys, wireTimestamp } from "@deerflow-ts/harness";
 import type { RunRecord } from "@deerflow-ts/harness";
 
+/** The fields of a `RunResponse` (what `select` may name). */
+export const RUN_FIELDS = [
+  "run_id", "thread_id", "assistant_id", "status", "metadata", "kwargs", "multitask_strategy", "created_at", "updated_at",
+  "total_input_tokens", "total_output_tokens", "total_tokens", "llm_call_count", "lead_agent_tokens", "subagent_tokens",
+  "middleware_tokens", "message_count", "stop_reason", "error",
+] as const;
+
 /** The wire `RunResponse` of DeerFlow's LangGraph-compatible API (what `GET /threads/{id}/runs/{run_id}` answers). */
 export function runResponse(r: RunRecord): Record<string, unknown> {
   return {

@@ -389,9 +389,11 @@ describe("cross-user isolation over every route family (real gateway, sign-in on
     expect(JSON.stringify(page)).toContain("Report written for A.");
     const history = await A.json("POST", `/threads/${a.thread}/history`, { limit: 1 });
     expect(history).toHaveLength(1);
-    // and the SSE join of a finished run ends at once
+    // and the join of a finished run answers at once: its final values (JSON), or its ended stream to an SSE client
     const join = await A.send("GET", `/threads/${a.thread}/runs/${a.run}/join`);
-    expect(parseSse(await join.text()).some((f) => f.event === "end")).toBe(true);
+    expect(JSON.stringify(await join.json())).toContain("Report written for A.");
+    const joinSse = await A.send("GET", `/threads/${a.thread}/runs/${a.run}/join`, undefined, { accept: "text/event-stream" });
+    expect(parseSse(await joinSse.text()).some((f) => f.event === "end")).toBe(true);
   });
 
   /** The signed-in user's id (`GET /api/v1/auth/me`). */
