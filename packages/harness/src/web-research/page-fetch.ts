@@ -55,7 +55,9 @@ export async function pdfToMarkdown(bytes: Uint8Array, url: string, maxChars: nu
     const body = pages.join("\n\n") || "*No text could be extracted from this PDF*";
     return { title, content: cut(`# ${title}\n\n${body}`, maxChars) };
   } finally {
-    await pdf.destroy().catch(() => undefined);
+    // The document's own destroy() is gone from pdf.js 5's serverless build; ending its loading task
+    // releases the same parser state.
+    await pdf.loadingTask.destroy().catch(() => undefined);
   }
 }
 
