@@ -6,9 +6,12 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { authMiddleware, AuthRuntime } from "./auth";
+import { ChannelsHost, registerChannelRoutes, registerLarkIntegrationRoutes } from "./channels";
 import type { AccountDatabase, AuthSection, AuthSettings } from "./auth";
 import type { GatewayContext } from "./context";
 import { HttpError } from "./http-error";
+import { createAccessLogMiddleware, createRunLogHook, messageSink } from "./observability";
+import type { PricedModel } from "./observability";
 import type { GatewayOptions, ResolvedGatewayOptions } from "./options";
 import { resolveOptions } from "./options";
 import { registerAgentRoutes } from "./routes/agents";
@@ -46,6 +49,8 @@ export interface Gateway {
   readonly auth: AuthRuntime;
   /** Runs found `pending`/`running` at startup and marked `error`. */
   readonly recoveredRuns: string[];
+  /** The IM channels (started by `start()` when `channels.<name>.enabled`). */
+  readonly channels: ChannelsHost;
   /** Listen on `host:port` (port 0 = any free port). Resolves with the base URL. */
   start(listen?: { port?: number; host?: string }): Promise<string>;
   /** Interrupt runs, stop listening; close the runtime if the gateway opened it. */
@@ -87,11 +92,12 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
       checkpointer: input.checkpointer,
       stores: ownedStores,
       dataDir,
-      log: input.log ?? ((m) => console.error(m)),
+      log: input.log ?? (input.logger ? messageSink(input.logger) : (m) => console.error(m)),
     });
     ownedRuntime = true;
   }
-  const options = resolveOptions({ ...input, runtime });
+  const logger = input.logger;
+  const options = resolveOptions({ ...input, runtime, log: input.log ?? (logger ? messageSink(logger) : undefined) });
   const stores = runtime.stores;
   const ts = new Date().toISOString();
   // One process's backends: whatever is still pending/running was left by a dead process. Shared backends: other
@@ -121,6 +127,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
     options.log("[gateway] DEER_FLOW_AUTH_DISABLED=1: sign-in is off and every request is the admin 'default'. Do not use this on a shared or reachable server.");
   }
   const ctx: GatewayContext = { options, stores, runs, runtime, auth };
+  if (logger) runtime.recorder.addHook(createRunLogHook({ logger, stores, models: () => (runtime.config() ?? options.appConfig)?.models as PricedModel[] | undefined }));
 
   // No error handler of its own: Hono wraps every handler of a mounted app that has one in an extra compose (two
   // more promises per handler and request). Errors reach the outer app's handler, the same function.
@@ -144,8 +151,14 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   registerMemoryRoutes(api, ctx);
   registerMcpRoutes(api, ctx);
   registerTestSeedRoutes(api, ctx); // only with DEERFLOW_ENABLE_TEST_SEED=1 (end-to-end tests)
+  // a channel message runs as a request would: the `/goal` command calls the goal routes in-process
+  const channels = new ChannelsHost({ ...input.channels, ctx, request: (p, init) => Promise.resolve(app.request(p, init)) });
+  registerChannelRoutes(api, ctx, channels);
+  registerLarkIntegrationRoutes(api, ctx, channels);
 
   const app = new Hono();
+  // first, so a request the guard or the sign-in refuses still gets its line and its X-Request-Id
+  if (logger) app.use("*", createAccessLogMiddleware({ logger, authEnabled: () => auth.settings().enabled }));
   app.onError(onError(options.log, new HostPathMasker([options.dataDir, options.baseDir])));
   // before every route, the static UI included (see RequestGuard)
   app.use("*", guard.middleware());
@@ -168,6 +181,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
     runtime,
     auth,
     recoveredRuns: recovered.map((r) => r.runId),
+    channels,
     start(listen = {}) {
       const port = listen.port ?? 2026;
       const host = listen.host ?? "127.0.0.1";
@@ -175,6 +189,8 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
       return new Promise<string>((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
           releasePort = protectHostPort(info.port);
+          // connecting to the platforms never holds up listening; a channel that cannot connect shows as `error`
+          void channels.start();
           resolve(`http://${host.includes(":") ? `[${host}]` : host}:${info.port}`);
         });
         s.once("error", reject);
@@ -182,6 +198,8 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
       });
     },
     async close() {
+      // Channels first: no new inbound message starts a run while the runs are interrupted.
+      await channels.close();
       // The runtime's run service outlives a gateway that was handed the runtime: only its runs stop here.
       await runs.interruptAll();
       if (server) {

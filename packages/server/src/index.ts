@@ -54,3 +54,6 @@ export { runCreateRequestSchema } from "./runs/run-request";
 export type { RunCreateRequest } from "./runs/run-request";
 // Which addresses a --host binds, and whether one is reachable beyond loopback (`deerflow serve` checks it).
 export { bindHostExposure } from "./security/bind";
+// Structured logs (`log_level`, `logging.enhance`): `deerflow serve` builds the logger and hands it to the gateway.
+export { messageSink, observabilitySettings, openLogger, redactText, redactValue } from "./observability";
+export type { Logger, LogFormat, LogLevel, ObservabilityConfig, ObservabilitySettings } from "./observability";

@@ -42,6 +42,8 @@ export interface GatewayOptions {
    * instead (so an edit of config.yaml shows on the next request).
    */
   appConfig?: GatewayAppConfig;
+  /** IM channel tuning (tests: the backoff sleep, the streaming edit interval, the clock). */
+  channels?: import("./channels").ChannelHostOptions;
   /** `agents_api.enabled`: serve the custom-agent routes (default false → 403; `appConfig` wins when given). */
   agentsApiEnabled?: boolean;
   /** `/api/suggestions/config`. */
@@ -102,8 +104,16 @@ export interface GatewayOptions {
    * `server.allowed_origins`. The gateway's own origin needs no entry.
    */
   allowedOrigins?: string[];
-  /** Log sink (default: console.error). Never receives secrets. */
+  /** Log sink (default: console.error, or `logger` when given). Never receives secrets. */
   log?: (message: string) => void;
+  /**
+   * The structured logger (`openLogger` of `observability/`): with one, every
+   * request gets an access line and an `X-Request-Id`, and every run a start
+   * and an end line. Without one (the default) neither is written.
+   */
+  logger?: import("./observability/logger").Logger;
+  /** `/metrics` (Prometheus text); default: `metrics.enabled` of the runtime's config. */
+  metrics?: boolean;
 }
 
 /** The parts of an app config the gateway reads. */
@@ -114,6 +124,9 @@ export interface GatewayAppConfig {
   agents_api?: { enabled?: boolean } | null;
   server?: { allowed_hosts?: string[]; allowed_origins?: string[] } | null;
   auth?: import("./auth").AuthSection | null;
+  /** DeerFlow's `channels:` and `channel_connections:` (validated by the channel manager). */
+  channels?: Record<string, unknown> | null;
+  channel_connections?: Record<string, unknown> | null;
 }
 
 /** Options with defaults applied. */

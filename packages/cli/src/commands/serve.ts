@@ -4,7 +4,7 @@ import { ConfigManager, listenAddressFromEnv, readEnv, resolveConfigPath } from 
 import type { AppConfig, ConfigLogger } from "@deerflow-ts/harness/config";
 import { ConfigError } from "@deerflow-ts/harness/errors";
 import { DeerFlowRuntime } from "@deerflow-ts/harness/deerflow-runtime";
-import { resolveAuthSettings, startServer } from "@deerflow-ts/server";
+import { messageSink, resolveAuthSettings, startServer } from "@deerflow-ts/server";
 import type { AuthSettings, Gateway } from "@deerflow-ts/server";
 import { bindHostExposure } from "@deerflow-ts/server";
 import { resolveAgentFactory } from "../agent-source";
@@ -15,6 +15,7 @@ import type { Terminal } from "../io";
 import { ensureWebBuild, WEB_DIST } from "../web-build";
 import { authOffReason, liveAuthSection, signInBanner } from "./serve-auth";
 import { withStartupFix } from "./serve-errors";
+import { serveLogging } from "./serve-logs";
 import { registerServeProcess, unsharedPeersWarning } from "./serve-peers";
 import { checkWorkersAllowed, isServeWorker, parseWorkers, reportListening, runSharing, runWorkersPrimary } from "./serve-workers";
 
@@ -114,7 +115,8 @@ interface ServeFlags {
 }
 
 /** Everything `serve` does after parsing its flags, up to listening (returns null while serving). */
-async function startServe(values: ServeFlags, at: { host: string; port: number; common: CommonOptions }, term: Terminal): Promise<number | null> {
+async function startServe(values: ServeFlags, at: { host: string; port: number; common: CommonOptions }, cliTerm: Terminal): Promise<number | null> {
+  let term = cliTerm;
   const { host, port, common } = at;
   const workers = parseWorkers(values.workers);
   // a worker forked by `--workers N`: the primary already checked the config, the host and built the UI
@@ -124,6 +126,9 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
   // The config (and the .env files before it) is read first: whether sign-in is on decides which --host
   // is allowed, and a bad auth section fails here. The runtime then serves this same manager.
   const configManager = demoMode ? undefined : openConfig(common, (m) => term.error(m), !!injected);
+  // log_level and logging.enhance: with format json every later stdout line (banners too) is one JSON object
+  const logging = await serveLogging(configManager?.get(), term);
+  term = logging.term;
   const auth = resolveAuthSettings(configManager?.get().auth, process.env);
   const sharing = runSharing(configManager?.get());
   if (!worker) checkWorkersAllowed(workers, configManager?.get(), demoMode);
@@ -167,7 +172,7 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
     config,
     dataDir: common.dataDir,
     agentFactory: injected,
-    log: (m) => term.error(m),
+    log: messageSink(logging.logger),
   });
   let gateway: Gateway;
   let url: string;
@@ -177,6 +182,7 @@ async function startServe(values: ServeFlags, at: { host: string; port: number; 
       port,
       host,
       quiet: true,
+      logger: logging.logger,
       webDistDir: WEB_DIST,
       demoMode: demo ? { configureCommand: demo.configureCommand } : null,
       auth: liveAuthSection({ config: () => runtime.config(), pinnedOn: exposed && auth.enabled, log: (m) => term.error(m) }),

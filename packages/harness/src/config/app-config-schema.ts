@@ -15,6 +15,8 @@ export const appConfigSchema = z.looseObject({
   config_version: int().nullish().transform((v) => v ?? 0),
   log_level: z.enum(["debug", "info", "warning", "warn", "error", "critical"]).default("info"),
   logging: s.loggingSchema,
+  metrics: s.metricsSchema,
+  tracing: s.tracingSchema,
   /** Inline extensions (`middlewares` …); merged over `extensions_config.json`. */
   extensions: nullable(record()),
   token_usage: s.tokenUsageSchema,

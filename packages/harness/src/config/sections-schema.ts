@@ -11,6 +11,12 @@ export const loggingSchema = section({
   enhance: section({ enabled: bool().default(false), format: z.enum(["text", "json"]).default("text") }),
 });
 
+/** `metrics:` the gateway's Prometheus endpoint `/metrics` (off by default). */
+export const metricsSchema = section({ enabled: bool().default(false) });
+
+/** `tracing:` OpenTelemetry traces over OTLP/HTTP, configured by the `OTEL_EXPORTER_OTLP_*` variables (off by default). */
+export const tracingSchema = section({ enabled: bool().default(false) });
+
 /** `token_usage:` */
 export const tokenUsageSchema = section({ enabled: bool().default(true) });
 
