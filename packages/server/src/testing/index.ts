@@ -4,3 +4,6 @@
  */
 export { DEFAULT_OIDC_TEST_CLIENT, startOidcProvider } from "./oidc-provider";
 export type { OidcFault, OidcProvider, OidcProviderOptions, OidcTestClient, OidcTestUser, RecordedOidcRequest } from "./oidc-provider";
+export { startTelegramDouble } from "./channels/telegram-double";
+export type { TelegramBotMessage, TelegramCall, TelegramDouble, TelegramFault, TelegramSentDocument, TelegramUserMessage } from "./channels/telegram-double";
+export { Recorder } from "./channels/http-double";
