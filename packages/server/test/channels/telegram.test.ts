@@ -75,7 +75,7 @@ describe("Telegram channel", () => {
     await polledAgain(double, gw);
     expect(double.messagesIn(5)).toHaveLength(1);
     expect(double.messagesIn(5)[0]!.texts.at(-1)).toBe("only answer");
-    expect(gw.model.calls).toBe(1);
+    expect(gw.model.callCount).toBe(1);
     expect(gw.manager().status().find((s) => s.name === "telegram")!.counts).toMatchObject({ received: 3, duplicates: 2, replied: 1 });
   });
 
@@ -145,6 +145,6 @@ describe("Telegram channel", () => {
     expect(status).toMatch(/Active thread: [0-9a-f-]{36}\nRuns: 0/);
     expect(await ask("/memory")).toBe("Facts remembered: 0");
     expect(await ask("/goal")).toMatch(/goal/i);
-    expect(gw.model.calls).toBe(1);
+    expect(gw.model.callCount).toBe(1);
   });
 });
