@@ -8,9 +8,10 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
 import { startScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import type { ScriptedLLMServer } from "@deerflow-ts/harness/testing";
 import { packAndInstall, REPO } from "./installed-package";
@@ -38,9 +39,9 @@ describe("the packed tarballs, installed into an empty folder", { timeout: 120_0
   let serve: ChildProcess | undefined;
 
   /** `npx deerflow …` in the install folder, to completion. */
-  function npx(args: string[]): Promise<Result> {
+  function npx(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Result> {
     return new Promise((resolve, reject) => {
-      const child = spawn("npx", ["--no", "deerflow", ...args], { cwd: installed.dir, env: userEnv(), stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn("npx", ["--no", "deerflow", ...args], { cwd: installed.dir, env: { ...userEnv(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d) => (stdout += d));
@@ -143,5 +144,17 @@ describe("the packed tarballs, installed into an empty folder", { timeout: 120_0
     const r = await npx(["config", "upgrade"]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout + r.stderr).toContain(path.join(installed.dir, "node_modules", "deerflow-ts", "assets", "config.example.yaml"));
+  });
+
+  it("the Docker sandbox's client (dockerode) is an optional dependency: not installed, and doctor names the command", async () => {
+    expect(existsSync(path.join(installed.dir, "node_modules", "dockerode")), "dockerode installed by default").toBe(false);
+    const config = parse(readFileSync(path.join(installed.dir, "config.yaml"), "utf8")) as Record<string, unknown>;
+    const dockerConfig = path.join(installed.dir, "docker-config.yaml");
+    writeFileSync(dockerConfig, stringify({ ...config, sandbox: { use: "docker" } }));
+    llm.push({ text: "pong" } as never);
+    const r = await npx(["doctor"], { DEER_FLOW_CONFIG_PATH: dockerConfig });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain("npm install dockerode@5.0.1");
+    expect(r.stdout + r.stderr).not.toMatch(/MODULE_NOT_FOUND|Cannot find module/);
   });
 });

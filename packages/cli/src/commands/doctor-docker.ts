@@ -13,7 +13,7 @@ import path from "node:path";
 import { DeerFlowError } from "@deerflow-ts/harness/errors";
 import type { SandboxConfig } from "@deerflow-ts/harness/sandbox";
 import { BWRAP_PROVIDER_NAMES, LOCAL_PROVIDER_NAMES } from "@deerflow-ts/harness/sandbox";
-import { buildContainerSpec, connectDocker, DOCKER_PROVIDER_NAMES, LABELS } from "@deerflow-ts/harness/sandbox/docker";
+import { buildContainerSpec, connectDocker, DOCKER_PROVIDER_NAMES, DOCKERODE_VERSION, LABELS } from "@deerflow-ts/harness/sandbox/docker";
 import type { DockerEngine } from "@deerflow-ts/harness/sandbox/docker";
 import { DEFAULT_SANDBOX_IMAGE, IMAGE_BUILD_LABEL } from "@deerflow-ts/harness/sandbox/image";
 import type { Finding } from "./doctor";
@@ -154,7 +154,13 @@ export async function dockerFindings(config: SandboxConfig, env: Record<string, 
   const endpoint = dockerEndpoint(env);
   const socketPath = endpoint.startsWith("unix://") ? endpoint.slice("unix://".length) : undefined;
   const out: Finding[] = [];
-  const engine = connectDocker({ host: endpoint, requestTimeoutMs: timeoutMs });
+  let engine: ReturnType<typeof connectDocker>;
+  try {
+    engine = connectDocker({ host: endpoint, requestTimeoutMs: timeoutMs });
+  } catch (err) {
+    if (!(err instanceof DeerFlowError) || err.code !== "docker_client_missing") throw err;
+    return [{ check: "docker", level: "error", message: "the Docker client library (dockerode, an optional dependency) is not installed", fix: `npm install dockerode@${DOCKERODE_VERSION} where deerflow-ts is installed (add -g for a global install), or choose another sandbox (sandbox.use).` }];
+  }
   let version: string;
   try {
     version = (await engine.ping()).version;

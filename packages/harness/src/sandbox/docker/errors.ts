@@ -20,6 +20,8 @@ export type DockerErrorCode =
   | "docker_conflict"
   /** A request took longer than the client's deadline. */
   | "docker_timeout"
+  /** The optional dockerode package is not installed next to the harness. */
+  | "docker_client_missing"
   /** Any other Engine API error (message carries the daemon's text). */
   | "docker_api_error";
 

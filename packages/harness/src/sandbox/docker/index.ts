@@ -6,6 +6,8 @@
 export { connectDocker, DockerEngine, execKey } from "./engine";
 export type { ContainerState, ContainerSummary, DockerEngineOptions, EngineExecOptions, EngineExecResult, PreparedExec } from "./engine";
 export { DockerError, maskEndpoint, toDockerError } from "./errors";
+export { DOCKERODE_VERSION, loadDockerode } from "./dockerode";
+export type { ModuleLoader } from "./dockerode";
 export type { DockerErrorCode } from "./errors";
 export {
   buildContainerSpec,

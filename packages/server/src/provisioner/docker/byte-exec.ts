@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import Docker from "dockerode";
+import type Docker from "dockerode";
 import { SandboxError } from "@deerflow-ts/harness";
 import type { BytesExecOptions, BytesExecResult } from "../backend";
 

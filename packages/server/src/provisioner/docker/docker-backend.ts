@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import Docker from "dockerode";
+import type Docker from "dockerode";
+import { loadDockerode } from "@deerflow-ts/harness/sandbox/docker";
 import {
   buildContainerSpec,
   containerName,
@@ -75,7 +76,7 @@ export class DockerBackend implements ProvisionerBackend {
 
   constructor(private readonly options: DockerBackendOptions) {
     this.engine = new DockerEngine({ host: options.dockerHost });
-    this.docker = new Docker(dockerodeOptions(options.dockerHost));
+    this.docker = new (loadDockerode())(dockerodeOptions(options.dockerHost));
     this.owner = currentOwner();
     this.prefix = options.containerPrefix ?? "deer-flow-provisioned";
     const dropped = sandboxRunAs(options.config);
