@@ -32,6 +32,8 @@ export const ENV_VARS: readonly EnvVarInfo[] = [
   { name: "DEER_FLOW_MCP_STDIO_COMMAND_ALLOWLIST", aliases: [], origin: "deerflow", readBy: "server (MCP API)", what: "Comma-separated commands, beyond npx and uvx, that a stdio MCP server submitted through the API may run." },
   { name: "DEERFLOW_WRITE_FILE_MAX_BYTES", aliases: [], origin: "deerflow", readBy: "write_file tool", what: "Largest content `write_file` accepts (≤ 0 disables the cap; default 80 KiB)." },
   { name: "DEERFLOW_ENABLE_TEST_SEED", aliases: [], origin: "deerflow", readBy: "server", what: "`1` mounts the test-only `POST /api/test-only/seed-runs` route (end-to-end tests; never in production)." },
+  { name: "DEERFLOW_REPLAY_FIXTURE", aliases: [], origin: "deerflow", readBy: "replay model", what: "Fixture file of a `use: replay` model entry that sets no `fixture:`." },
+  { name: "DEERFLOW_RECORD_OUT", aliases: [], origin: "deerflow", readBy: "model factory", what: "JSONL file every model call is appended to as a replay fixture turn (recording a scenario)." },
   { name: "DEER_FLOW_JWT_SECRET", aliases: [], origin: "ours", readBy: "config.yaml (`auth.jwt_secret: $DEER_FLOW_JWT_SECRET`)", what: "Session-cookie secret that `deerflow init` writes to .env." },
   { name: "DEER_FLOW_AUTH_ALLOW_INSECURE_PERSISTENT_COOKIE", aliases: [], origin: "deerflow", readBy: "server", what: "`1` keeps the remember-me cookie over plain HTTP to a non-loopback host." },
   { name: "DEER_FLOW_SKIP_WEB_BUILD", aliases: ["DEERFLOW_SKIP_WEB_BUILD"], origin: "ours", readBy: "cli serve", what: "`1` = `serve --no-web-build`." },

@@ -106,7 +106,7 @@ export function createTitleMiddleware(options: TitleOptions = {}): AgentMiddlewa
         const assistant = stripThink(normalise(ais[0].content));
         const prompt = format(o.prompt_template, { max_words: o.max_words, user_msg: userText.slice(0, 500), assistant_msg: assistant.slice(0, 500) });
         const m = model ?? (resolveModel ? resolveModel(o.model_name) : runtime.model);
-        const reply = await collectModelStream(m.stream({ messages: [humanMessage(prompt)], tools: [], signal: runtime.signal }));
+        const reply = await collectModelStream(m.stream({ messages: [humanMessage(prompt)], tools: [], signal: runtime.signal, caller: "middleware:title" }));
         runtime.outcome?.recordUsage("middleware:title", reply.usage_metadata);
         const title = parse(contentText(reply.content));
         if (title) return { title };

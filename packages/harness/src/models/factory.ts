@@ -1,9 +1,11 @@
 import type { AppConfig, ConfigLogger, ModelConfig } from "../config";
-import { consoleConfigLogger } from "../config";
+import { consoleConfigLogger, readEnv } from "../config";
 import { ModelConfigError } from "../errors";
 import { buildProviderChatModel } from "./provider-factory";
 import type { BuildProviderOptions } from "./provider-factory";
 import { resolveProvider } from "./provider-registry";
+import type { ProviderSpec } from "./provider-registry";
+import { appendReplayTurnTo, createRecordingChatModel, REPLAY_FIXTURE_ENV, REPLAY_RECORD_ENV, ReplayChatModel } from "./replay";
 import { resolveModelSettings } from "./thinking";
 import type { ChatModel, ModelCallSettings, ReasoningEffort } from "./types";
 
@@ -94,6 +96,26 @@ export function unknownModelError(name: string, models: ReadonlyArray<object>): 
   });
 }
 
+/** The `use:` values of the replay model: ours and DeerFlow's test class path. */
+const REPLAY_USES = new Set(["replay", "replay_provider:ReplayChatModel"]);
+
+/** Whether a model entry's `use:` selects the {@link ReplayChatModel}. */
+export function isReplayUse(use: string): boolean {
+  return REPLAY_USES.has(use.trim());
+}
+
+/** The replay model of an entry: its `fixture:` key, else `DEERFLOW_REPLAY_FIXTURE`. */
+function replayModel(entry: ModelConfig, env: Record<string, string | undefined>): ReplayChatModel {
+  const fixture = (entry as { fixture?: unknown }).fixture ?? readEnv(REPLAY_FIXTURE_ENV, env);
+  if (typeof fixture !== "string" || !fixture.trim()) {
+    throw new ModelConfigError(`Model "${entry.name}" uses the replay model but names no fixture: set \`fixture: <path to a fixture .json>\` on it under \`models:\` in config.yaml (or ${REPLAY_FIXTURE_ENV}).`, {
+      code: "model_replay_fixture_missing",
+      details: { model: entry.name },
+    });
+  }
+  return new ReplayChatModel({ fixture: fixture.trim() });
+}
+
 /**
  * Create the chat model named `name` from the app config, applying DeerFlow's
  * resolution chain and thinking rules. Thinking requested explicitly on a
@@ -109,9 +131,13 @@ export function createChatModel(appConfig: Pick<AppConfig, "models">, name?: str
     }
     thinkingEnabled = false;
   }
-  const spec = resolveProvider(entry.use, entry.name);
+  const replay = isReplayUse(entry.use);
+  const spec: ProviderSpec = replay ? { id: "replay", family: "openai-compatible" } : resolveProvider(entry.use, entry.name);
   const resolved = resolveModelSettings(entry, { thinkingEnabled, reasoningEffort: options.reasoningEffort, overrides: options.overrides });
-  const model = buildProviderChatModel(spec, entry, resolved, options);
+  const env = options.env ?? process.env;
+  let model: ChatModel = replay ? replayModel(entry, env) : buildProviderChatModel(spec, entry, resolved, options);
+  const recordTo = readEnv(REPLAY_RECORD_ENV, env);
+  if (recordTo) model = createRecordingChatModel(model, appendReplayTurnTo(recordTo));
   for (const w of warnings) logger.warn(w);
   const maxTokens = resolved.kwargs.max_tokens ?? entry.max_tokens;
   return {

@@ -14,3 +14,5 @@ export { resolveModelSettings } from "./thinking";
 export type { ResolvedModelSettings, ThinkingOptions } from "./thinking";
 export { toV3Prompt, toV3ToolChoice, toV3Tools } from "./v3-prompt";
 export { createRequestFetch, deepMerge } from "./request-fetch";
+export { appendReplayTurnTo, buildReplayFixture, canonicalReplayConversation, createRecordingChatModel, DEFAULT_REPLAY_CALLER, loadReplayFixture, normalizeReplayCaller, normalizeReplayText, pythonJsonDumps, readRecordedTurns, ReplayChatModel, replayConversationHash, replayFixtureSchema, replayInputKey, REPLAY_FIXTURE_ENV, REPLAY_RECORD_ENV, replayTurnOf } from "./replay";
+export type { ReplayChatModelOptions, ReplayFixture, ReplayMiss, ReplayOutput, ReplayTurn } from "./replay";

@@ -71,6 +71,12 @@ export interface ModelRequest {
   tools: ToolSpec[];
   settings?: ModelSettings;
   signal?: AbortSignal;
+  /**
+   * Who makes the call, in DeerFlow's caller names: `lead_agent` (the default when unset),
+   * `middleware:title`, `suggest_agent`, `subagent:<type>`. Providers ignore it; the replay model
+   * keys its recorded turns by it.
+   */
+  caller?: string;
 }
 
 /**
