@@ -50,6 +50,8 @@ export type { MemoryMiddlewareOptions, MemorySink } from "./memory";
 export { createSummarizationMiddleware, isRealUserMessage, DEFAULT_SUMMARY_PROMPT } from "./summarization";
 export type { SummarizationOptions, SummarizationEvent } from "./summarization";
 export { projectSummary, DURABLE_CONTEXT_AUTHORITY_CONTRACT } from "./summarization-projection";
+export { approximateTokenCounter } from "./summarization-cutoff";
+export type { TokenCounter } from "./summarization-cutoff";
 export { createTodoMiddleware, MAX_TODO_COMPLETION_REMINDERS } from "./todo";
 export type { TodoOptions } from "./todo";
 export { createTokenUsageMiddleware } from "./token-usage";

@@ -3,6 +3,7 @@ import type { GatewayContext } from "../context";
 import { validationError } from "../http-error";
 import { checkThreadId, queryInt } from "../validate";
 import { readableThreadId } from "./thread-access";
+import { registerTokenUsageRoutes } from "./token-usage";
 
 const KEPT_TYPES = new Set(["human", "ai", "tool"]);
 
@@ -12,8 +13,9 @@ const EVENT_TYPE: Record<string, string> = {
   tool: "llm.tool.result",
 };
 
-/** Persisted transcript (`messages/page`) and token usage (DeerFlow's `/threads/{id}/token-usage`). */
+/** Persisted transcript (`messages/page`); token usage is in `token-usage.ts`. */
 export function registerThreadDataRoutes(app: Hono, ctx: GatewayContext): void {
+  registerTokenUsageRoutes(app, ctx);
   app.get("/threads/:thread_id/messages/page", async (c) => {
     checkThreadId(c.req.param("thread_id"));
     const threadId = readableThreadId(c);
@@ -62,40 +64,5 @@ export function registerThreadDataRoutes(app: Hono, ctx: GatewayContext): void {
       };
     });
     return c.json({ data, has_more: hasMore, next_before_seq: hasMore && rows.length ? rows[0].seq : null });
-  });
-
-  app.get("/threads/:thread_id/token-usage", async (c) => {
-    checkThreadId(c.req.param("thread_id"));
-    const threadId = readableThreadId(c);
-    const runs = await ctx.stores.runs.listByThread(threadId);
-    const byModel: Record<string, { tokens: number; runs: number }> = {};
-    let input = 0;
-    let output = 0;
-    let total = 0;
-    let lead = 0;
-    let sub = 0;
-    let mid = 0;
-    for (const r of runs) {
-      input += r.usage.totalInputTokens;
-      output += r.usage.totalOutputTokens;
-      total += r.usage.totalTokens;
-      lead += r.usage.leadAgentTokens;
-      sub += r.usage.subagentTokens;
-      mid += r.usage.middlewareTokens;
-      const key = r.modelName ?? "default";
-      byModel[key] ??= { tokens: 0, runs: 0 };
-      byModel[key].tokens += r.usage.totalTokens;
-      byModel[key].runs += 1;
-    }
-    return c.json({
-      thread_id: threadId,
-      total_tokens: total,
-      total_input_tokens: input,
-      total_output_tokens: output,
-      total_runs: runs.length,
-      by_model: byModel,
-      by_caller: { lead_agent: lead, subagent: sub, middleware: mid },
-      context_usage: null,
-    });
   });
 }
