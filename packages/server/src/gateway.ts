@@ -10,8 +10,7 @@ import { ChannelsHost, registerChannelRoutes, registerLarkIntegrationRoutes } fr
 import type { AccountDatabase, AuthSection, AuthSettings } from "./auth";
 import type { GatewayContext } from "./context";
 import { HttpError } from "./http-error";
-import { createAccessLogMiddleware, createRunLogHook, messageSink } from "./observability";
-import type { PricedModel } from "./observability";
+import { attachObservability, messageSink } from "./observability";
 import type { GatewayOptions, ResolvedGatewayOptions } from "./options";
 import { resolveOptions } from "./options";
 import { registerAgentRoutes } from "./routes/agents";
@@ -23,6 +22,7 @@ import { registerMcpRoutes } from "./routes/mcp";
 import { registerMemoryRoutes } from "./routes/memory";
 import { registerRegenerateRoutes } from "./routes/regenerate";
 import { registerRunRoutes } from "./routes/runs";
+import { registerScheduledTaskRoutes } from "./routes/scheduled-tasks";
 import { registerSkillRoutes } from "./routes/skills";
 import { registerTestSeedRoutes } from "./routes/test-seed";
 import { registerThreadDataRoutes } from "./routes/thread-data";
@@ -31,6 +31,7 @@ import { registerThreadRoutes } from "./routes/threads";
 import { registerUploadRoutes } from "./routes/uploads";
 import { registerWorkspaceChangesRoutes } from "./routes/workspace-changes";
 import { runServiceHttpError } from "./runs/run-errors";
+import { startScheduler } from "./scheduled-tasks";
 import { HostPathMasker, publicStreamData, RequestGuard } from "./security";
 import type { RequestGuardSettings } from "./security";
 import { defaultWebDist, registerStaticUi } from "./static-ui";
@@ -127,7 +128,6 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
     options.log("[gateway] DEER_FLOW_AUTH_DISABLED=1: sign-in is off and every request is the admin 'default'. Do not use this on a shared or reachable server.");
   }
   const ctx: GatewayContext = { options, stores, runs, runtime, auth };
-  if (logger) runtime.recorder.addHook(createRunLogHook({ logger, stores, models: () => (runtime.config() ?? options.appConfig)?.models as PricedModel[] | undefined }));
 
   // No error handler of its own: Hono wraps every handler of a mounted app that has one in an extra compose (two
   // more promises per handler and request). Errors reach the outer app's handler, the same function.
@@ -144,6 +144,7 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   registerUploadRoutes(api, ctx);
   registerArtifactRoutes(api, ctx);
   registerSkillRoutes(api, ctx); // before app-info, whose `/skills` is an empty placeholder
+  registerScheduledTaskRoutes(api, ctx);
   registerAppInfoRoutes(api, ctx);
   registerAssistantRoutes(api, ctx);
   registerAgentRoutes(api, ctx);
@@ -151,14 +152,16 @@ export async function createGateway(input: GatewayOptions): Promise<Gateway> {
   registerMemoryRoutes(api, ctx);
   registerMcpRoutes(api, ctx);
   registerTestSeedRoutes(api, ctx); // only with DEERFLOW_ENABLE_TEST_SEED=1 (end-to-end tests)
+  // the background poller only with scheduler.enabled (DeerFlow's master switch); the routes are always there
+  startScheduler(ctx);
   // a channel message runs as a request would: the `/goal` command calls the goal routes in-process
   const channels = new ChannelsHost({ ...input.channels, ctx, request: (p, init) => Promise.resolve(app.request(p, init)) });
   registerChannelRoutes(api, ctx, channels);
   registerLarkIntegrationRoutes(api, ctx, channels);
 
   const app = new Hono();
-  // first, so a request the guard or the sign-in refuses still gets its line and its X-Request-Id
-  if (logger) app.use("*", createAccessLogMiddleware({ logger, authEnabled: () => auth.settings().enabled }));
+  // first, so a request the guard or the sign-in refuses still gets its line and its X-Request-Id; /metrics when on
+  await attachObservability(app, ctx, { logger, metrics: input.metrics });
   app.onError(onError(options.log, new HostPathMasker([options.dataDir, options.baseDir])));
   // before every route, the static UI included (see RequestGuard)
   app.use("*", guard.middleware());

@@ -38,7 +38,6 @@ export function registerAppInfoRoutes(app: Hono, ctx: GatewayContext): void {
   app.get("/channels/providers", (c) => c.json({ providers: [] }));
   app.get("/channels/connections", (c) => c.json({ connections: [] }));
   app.get("/channels", (c) => c.json({ service_running: false, channels: {} }));
-  app.get("/scheduled-tasks", (c) => c.json([]));
   app.get("/suggestions/config", (c) => c.json({ ...ctx.options.suggestions }));
   app.post("/threads/:thread_id/suggestions", async (c) => {
     checkThreadId(c.req.param("thread_id"));
