@@ -10,7 +10,7 @@ import { ConfigError, errorMessage } from "../errors";
 import type { PersistenceStores } from "../persistence";
 import { createThreadStateView } from "../runtime";
 import type { Agent, StateSnapshot, ThreadStateView } from "../runtime";
-import { createSandboxProvider, removeTree } from "../sandbox";
+import { createSandboxProvider, prefetchSandboxProvider, removeTree } from "../sandbox";
 import { skillsViewDir } from "../skills";
 import { attachCapabilities, LEAD_CAPABILITIES } from "../capabilities";
 import type { SandboxProvider } from "../sandbox";
@@ -25,6 +25,8 @@ import type { RunTakeover } from "../runs/takeover";
 import { openRunBackends } from "../runs/open-backends";
 import type { RunBackends } from "../runs/backend-types";
 import type { AgentFactory, CloseHook, DeerFlowRuntimeOptions, RunSettings, ThreadDeletedHook } from "./types";
+import { createChatModel } from "../models";
+import type { CreateChatModelOptions, CreatedChatModel } from "../models";
 
 /** Agents kept per config (an agent is rebuilt when the config or the settings change). */
 const MAX_CACHED_AGENTS = 64;
@@ -178,6 +180,9 @@ export class DeerFlowRuntime {
     }
     const config = configManager?.get();
     const owned: CloseHook[] = [];
+    // The bwrap check of the sandbox provider (a sandbox started against the data dir) runs while the
+    // storage and stores open; the provider below then finds its result cached.
+    const sandboxProbe = options.sandboxProvider ? undefined : prefetchSandboxProvider(config?.sandbox, { baseDir: dataDir });
     // PostgreSQL's messages (migrations applied, a connection lost while idle) go to the runtime's log like its others.
     const storage = await openStorage(config, { dataDir, needCheckpoints: !options.checkpointer, needStores: !options.stores, log: (m) => log(`[deerflow] ${m}`) });
     owned.push(() => storage.close());
@@ -202,6 +207,7 @@ export class DeerFlowRuntime {
       // Built here, at open: a `sandbox.use` no provider implements, or a provider that cannot work on
       // this machine, refuses the start (what was opened above is closed again), never the first run.
       let provider: SandboxProvider;
+      await sandboxProbe;
       try {
         // The providers' lines carry their own `[deerflow] sandbox:` prefix: passed through as they are.
         provider = createSandboxProvider(config?.sandbox, { baseDir: dataDir, ...skillsMount, warn: log });
@@ -228,6 +234,17 @@ export class DeerFlowRuntime {
   /** The current app config (re-read when config.yaml or extensions_config.json changed), or undefined without one. */
   config(): AppConfig | undefined {
     return this.configManager?.get();
+  }
+
+  /**
+   * A chat model from the current config for a one-off call outside a run (follow-up suggestions),
+   * built the way runs build theirs (the injected `modelFactory` when there is one). Throws a
+   * ConfigError without a config, a ModelConfigError when no model is configured.
+   */
+  createModel(name?: string | null, options: CreateChatModelOptions = {}): CreatedChatModel {
+    const config = this.config();
+    if (!config) throw new ConfigError("No config is loaded, so no model can be created", { code: "config_missing" });
+    return (this.options.modelFactory ?? ((cfg, n, o) => createChatModel(cfg, n, o)))(config, name, options);
   }
 
   /** Why the last config reload failed (the last good config stays in use), or null. */

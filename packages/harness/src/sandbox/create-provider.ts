@@ -1,6 +1,6 @@
 import { SandboxError } from "../errors";
 import { BwrapSandboxProvider, sandboxRunAs } from "./bwrap-provider";
-import { probeBwrapDataDir } from "./bwrap/data-dir-probe";
+import { prefetchBwrapDataDirProbe, probeBwrapDataDir } from "./bwrap/data-dir-probe";
 import { parseSandboxConfig } from "../config/sandbox-config";
 import type { SandboxConfig } from "../config/sandbox-config";
 import { DOCKER_PROVIDER_NAMES, DockerSandboxProvider } from "./docker/docker-provider";
@@ -63,4 +63,24 @@ export function createSandboxProvider(
     code: "sandbox_provider_unsupported",
     details: { use },
   });
+}
+
+/**
+ * Start, without waiting, the bwrap check {@link createSandboxProvider} will need for this config
+ * (`use` unset, `auto` or bwrap), so that it overlaps the rest of a start-up; the factory then
+ * answers from the check's cache. Resolves when the check is done; never rejects (a config that does
+ * not parse, or a check that fails, is reported by the factory itself).
+ */
+export async function prefetchSandboxProvider(rawConfig: unknown, options: { baseDir: string }): Promise<void> {
+  let config: SandboxConfig;
+  try {
+    config = parseSandboxConfig(rawConfig);
+  } catch {
+    return;
+  }
+  const use = config.use?.trim();
+  const auto = use === undefined || use === "" || use === "auto";
+  if (!auto && !(use && BWRAP_PROVIDER_NAMES.has(use))) return;
+  if (auto && usesProvisioner(config)) return;
+  await prefetchBwrapDataDirProbe({ baseDir: options.baseDir, runAs: sandboxRunAs(config) });
 }

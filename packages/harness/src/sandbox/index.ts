@@ -88,7 +88,7 @@ export {
   LABELS as DOCKER_LABELS,
 } from "./docker";
 export type { ContainerState, ContainerSummary, DockerEngineOptions, DockerErrorCode, DockerProviderOptions, EngineExecOptions, EngineExecResult } from "./docker";
-export { BWRAP_PROVIDER_NAMES, createSandboxProvider, LOCAL_PROVIDER_NAMES } from "./create-provider";
+export { BWRAP_PROVIDER_NAMES, createSandboxProvider, LOCAL_PROVIDER_NAMES, prefetchSandboxProvider } from "./create-provider";
 export type { CreateSandboxProviderOptions } from "./create-provider";
 export { LOCAL_HOST_BASH_DISABLED_MESSAGE, LOCAL_NO_ISOLATION_WARNING } from "./messages";
 export { ensureRunSandbox, releaseRunSandbox, runSandboxId } from "./run-lease";
