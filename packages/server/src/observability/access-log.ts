@@ -9,7 +9,7 @@ import { acceptRequestId, REQUEST_ID_HEADER, setRequestId } from "./request-id";
  * The pattern of the route the request matched (`/api/threads/:thread_id/state`), also when a middleware refused it
  * before its handler ran; `(unmatched)` when only the catch-all middlewares matched (a 404 of no route of ours).
  */
-function routePattern(c: Context): string {
+export function routePattern(c: Context): string {
   const routes = matchedRoutes(c);
   // the route that answered; when a middleware answered (a refusal), the first route it stood in front of
   for (let i = Math.max(0, c.req.routeIndex); i < routes.length; i++) if (routes[i].method !== "ALL") return routes[i].path;

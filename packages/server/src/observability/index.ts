@@ -11,3 +11,7 @@ export { createRunLogHook } from "./run-log";
 export type { RunLogOptions } from "./run-log";
 export { observabilitySettings } from "./settings";
 export type { LogFormat, LogLevel, ObservabilityConfig, ObservabilitySettings } from "./settings";
+export { attachObservability } from "./attach";
+export type { ObservabilityAttachOptions } from "./attach";
+export { openMetrics } from "./metrics";
+export type { GatewayMetrics } from "./metrics";
