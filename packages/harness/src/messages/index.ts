@@ -1,6 +1,7 @@
 export type {
   AIMessage,
   AIMessageChunk,
+  ChunkToolCall,
   ContentBlock,
   HumanMessage,
   ImageUrlBlock,

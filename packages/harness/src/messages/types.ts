@@ -48,6 +48,9 @@ export interface ToolCall {
   type?: "tool_call";
 }
 
+/** A tool call as a streamed chunk carries it: read from that chunk's own argument text, its id null on continuations. */
+export type ChunkToolCall = Omit<ToolCall, "id"> & { id: string | null };
+
 /** A tool call the model produced but whose arguments could not be parsed. */
 export interface InvalidToolCall {
   id?: string | null;
@@ -123,7 +126,7 @@ export interface AIMessageChunk {
   name?: string | null;
   additional_kwargs: Record<string, unknown>;
   response_metadata: Record<string, unknown>;
-  tool_calls: ToolCall[];
+  tool_calls: ChunkToolCall[];
   invalid_tool_calls: InvalidToolCall[];
   tool_call_chunks: ToolCallChunk[];
   usage_metadata: UsageMetadata | null;

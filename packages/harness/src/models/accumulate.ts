@@ -2,25 +2,13 @@ import { aiMessage, newAIMessageId } from "../messages";
 import type { AIMessage, AIMessageChunk, InvalidToolCall, ToolCall, UsageMetadata } from "../messages";
 import { newToolCallId } from "../messages";
 import type { ModelStreamPart } from "./types";
+import { chunkToolCalls } from "./chunk-tool-calls";
 
 interface PendingCall {
   index: number;
   id?: string;
   name?: string;
   args: string;
-  /** Set once the arguments parsed as a whole JSON object (the completing chunk carried them). */
-  complete?: boolean;
-}
-
-/** The arguments as a JSON object, or undefined while they are still partial (or not an object). */
-function parsedArgs(raw: string): Record<string, unknown> | undefined {
-  if (!raw.trim().endsWith("}")) return undefined;
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** LangChain's usage shape: token detail maps are always present. */
@@ -79,16 +67,10 @@ export class AIMessageAccumulator {
         if (part.name) call.name = (call.name ?? "") + part.name;
         call.args += part.argsDelta ?? "";
         if (!wantChunk) return null;
-        // as LangChain's chunk merging does: the chunk that completes a call also carries it parsed
-        const args = !call.complete && call.name ? parsedArgs(call.args) : undefined;
-        if (args) call.complete = true;
-        return this.chunk({
-          content: "",
-          tool_call_chunks: [
-            { type: "tool_call_chunk", index: part.index, id: part.id ?? null, name: part.name ?? null, args: part.argsDelta ?? "" },
-          ],
-          ...(args ? { tool_calls: [{ name: call.name!, args, id: call.id ?? null, type: "tool_call" as const }] as ToolCall[] } : {}),
-        });
+        // as LangChain streams it: the fragment as it came (id and name on the first one only), and what its own
+        // argument text reads as (a call, or an invalid call while the text is not an object yet)
+        const fragment = { type: "tool_call_chunk" as const, index: part.index, id: part.id ?? null, name: part.name ?? null, args: part.argsDelta ?? "" };
+        return this.chunk({ content: "", tool_call_chunks: [fragment], ...chunkToolCalls([fragment]) });
       }
       case "finish":
         this.finishReason = part.finishReason || "stop";

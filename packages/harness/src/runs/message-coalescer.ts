@@ -7,6 +7,9 @@
  * back: the pending frame is flushed at the end of the current tick.
  */
 
+import type { ToolCallChunk } from "../messages";
+import { chunkToolCalls, mergeToolCallChunks } from "../models/chunk-tool-calls";
+
 interface Chunk {
   type: string;
   id?: string;
@@ -15,6 +18,7 @@ interface Chunk {
   response_metadata?: Record<string, unknown>;
   tool_calls?: unknown[];
   tool_call_chunks?: unknown[];
+  invalid_tool_calls?: unknown[];
   usage_metadata?: unknown;
   chunk_position?: unknown;
   [key: string]: unknown;
@@ -32,6 +36,12 @@ function mergeKwargs(a: Record<string, unknown> = {}, b: Record<string, unknown>
   return out;
 }
 
+/** The merged fragments of two deltas, with the calls they read as (LangChain's addition of chunks). */
+function mergedToolCalls(a: Chunk, b: Chunk): Pick<Chunk, "tool_calls" | "tool_call_chunks" | "invalid_tool_calls"> {
+  const fragments = mergeToolCallChunks((a.tool_call_chunks ?? []) as ToolCallChunk[], (b.tool_call_chunks ?? []) as ToolCallChunk[]);
+  return { tool_call_chunks: fragments, ...chunkToolCalls(fragments) };
+}
+
 /** Merge delta `b` into delta `a` (same message id). */
 export function mergeChunks(a: Chunk, b: Chunk): Chunk {
   return {
@@ -39,9 +49,7 @@ export function mergeChunks(a: Chunk, b: Chunk): Chunk {
     content: (a.content as string) + (b.content as string),
     additional_kwargs: mergeKwargs(a.additional_kwargs, b.additional_kwargs),
     response_metadata: { ...(a.response_metadata ?? {}), ...(b.response_metadata ?? {}) },
-    // each delta's parsed tool_calls are the calls it completed: merged deltas carry them all
-    tool_calls: [...(a.tool_calls ?? []), ...(b.tool_calls ?? [])],
-    tool_call_chunks: [...(a.tool_call_chunks ?? []), ...(b.tool_call_chunks ?? [])],
+    ...mergedToolCalls(a, b),
     usage_metadata: b.usage_metadata ?? a.usage_metadata ?? null,
     chunk_position: b.chunk_position ?? a.chunk_position ?? null,
   };
@@ -52,8 +60,7 @@ function appendChunk(a: Chunk, b: Chunk): void {
   a.content = (a.content as string) + (b.content as string);
   if (b.additional_kwargs && Object.keys(b.additional_kwargs).length) a.additional_kwargs = mergeKwargs(a.additional_kwargs, b.additional_kwargs);
   if (b.response_metadata && Object.keys(b.response_metadata).length) a.response_metadata = { ...(a.response_metadata ?? {}), ...b.response_metadata };
-  if (b.tool_calls?.length) a.tool_calls = [...(a.tool_calls ?? []), ...b.tool_calls];
-  if (b.tool_call_chunks?.length) (a.tool_call_chunks ??= []).push(...b.tool_call_chunks);
+  if (b.tool_call_chunks?.length) Object.assign(a, mergedToolCalls(a, b));
   if (b.usage_metadata != null) a.usage_metadata = b.usage_metadata;
   if (b.chunk_position != null) a.chunk_position = b.chunk_position;
 }
@@ -75,7 +82,7 @@ export class MessageCoalescer {
       }
       this.flush();
       // A private copy (the runtime's chunk objects are never mutated) that later deltas append to in place.
-      this.pending = { event, chunk: mergeChunks(chunk, { ...chunk, content: "", additional_kwargs: {}, tool_calls: [], tool_call_chunks: [] }), meta };
+      this.pending = { event, chunk: mergeChunks(chunk, { ...chunk, content: "", additional_kwargs: {}, tool_calls: [], invalid_tool_calls: [], tool_call_chunks: [] }), meta };
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { CheckpointError, DeerFlowError, errorMessage, GraphRecursionError, RunCancelledError } from "../errors";
 import { AIMessageAccumulator } from "../models";
 import type { ChatModel } from "../models";
-import { systemMessage, toolMessage } from "../messages";
+import { systemMessage } from "../messages";
 import type { Message, ToolMessage } from "../messages";
 import { applyUpdate, initialState, isCommand } from "../state";
 import type { AgentState, StateUpdate } from "../state";
@@ -12,8 +12,7 @@ import { createRunContext } from "./run-context";
 import { messageEventMeta, unseenMessages } from "./message-events";
 import type { CheckpointMetadata } from "../checkpoints";
 import { EventQueue } from "./event-queue";
-import { isAbortError, isGraphInterrupt } from "./interrupt";
-import type { GraphInterrupt } from "./interrupt";
+import { isAbortError } from "./interrupt";
 import { callHook, composeModelCall, composeToolCall } from "./middleware-chain";
 import type { LoopHook } from "./middleware-chain";
 import type { AgentParts } from "./agent-parts";
@@ -21,7 +20,9 @@ import { AGENT_CALLER, createRunOutcomeRecorder } from "./outcome";
 import { CheckpointWrites } from "./checkpoint-writes";
 import { NEXT_NODES_KEY, pendingToolCalls } from "./loop-steps";
 import type { Phase } from "./loop-steps";
-import { errorToolMessage, makeToolExecutor, runToolCall } from "./tool-step";
+import { makeToolExecutor, runToolCall } from "./tool-step";
+import { TaskEvents, type RunTask } from "./task-events";
+import { settleToolCalls } from "./tool-results";
 import type {
   Interrupt,
   JumpTarget,
@@ -76,6 +77,12 @@ export class RunExecution<S extends AgentState> {
   private startState: S | undefined;
   private modelHandler!: ModelCallHandler<S>;
   private toolHandler!: ToolCallHandler<S>;
+  /** The `tasks`/`debug` frames of the loop's tasks. */
+  private readonly tasks: TaskEvents;
+  /** The node task running now (its id names the node's checkpoint namespace in `messages` metadata). */
+  private task: RunTask | undefined;
+  /** The task of each tool call of the current tools step (by tool call id). */
+  private readonly toolTasks = new Map<string, RunTask>();
 
   constructor(parts: AgentParts<S>, options: RunOptions) {
     this.parts = parts;
@@ -86,6 +93,7 @@ export class RunExecution<S extends AgentState> {
     this.ns = options.namespace ?? [];
     this.callerSignal = options.signal;
     this.writes = new CheckpointWrites(options.onDurableWait);
+    this.tasks = new TaskEvents({ has: this.modes.has.bind(this.modes), emit: this.emit.bind(this) });
     this.context = createRunContext({
       threadId: this.threadId,
       runId: this.runId,
@@ -146,8 +154,8 @@ export class RunExecution<S extends AgentState> {
     if (this.modes.has(mode)) this.deliver({ mode, ns: this.ns, data });
   }
 
-  private messageMeta(node: string, model?: ChatModel): Record<string, unknown> {
-    return messageEventMeta({ metadata: this.config.metadata, threadId: this.threadId, runId: this.runId, ns: this.ns, step: this.stepNo + 1 }, node, model);
+  private messageMeta(node: string, task: RunTask | undefined, model?: ChatModel): Record<string, unknown> {
+    return messageEventMeta({ metadata: this.config.metadata, threadId: this.threadId, ns: this.ns, step: this.stepNo + 1, task }, node, model);
   }
 
   /**
@@ -164,8 +172,9 @@ export class RunExecution<S extends AgentState> {
     if (signal?.aborted) throw new RunCancelledError(errorMessage(signal.reason ?? "aborted"));
   }
 
-  private apply(update: StateUpdate | undefined, node?: string, fromHook = false): boolean {
-    if (!update) return false;
+  /** Apply an update (its `jumpTo` dropped); returns what was applied, undefined when nothing was. */
+  private apply(update: StateUpdate | undefined, node?: string, fromHook = false): StateUpdate | undefined {
+    if (!update) return undefined;
     const clean: StateUpdate = {};
     let any = false;
     // keys, not entries: no [key, value] pair per field, several updates a turn
@@ -175,7 +184,7 @@ export class RunExecution<S extends AgentState> {
       clean[k] = v;
       any = true;
     }
-    if (!any) return false;
+    if (!any) return undefined;
     const before = this.state;
     this.state = applyUpdate(this.parts.schema, this.state, clean) as S;
     if (node) {
@@ -183,7 +192,7 @@ export class RunExecution<S extends AgentState> {
       // the model and tool steps stream their own messages; a hook's new messages are echoed
       if (fromHook) this.echoNewMessages(before, clean, node);
     }
-    return true;
+    return clean;
   }
 
   /**
@@ -193,7 +202,7 @@ export class RunExecution<S extends AgentState> {
    */
   private echoNewMessages(before: S, update: StateUpdate, node: string): void {
     if (!this.modes.has("messages")) return;
-    for (const m of unseenMessages(before.messages as Message[] | undefined, update.messages)) this.deliver({ mode: "messages", ns: this.ns, data: [m, this.messageMeta(node)] });
+    for (const m of unseenMessages(before.messages as Message[] | undefined, update.messages)) this.deliver({ mode: "messages", ns: this.ns, data: [m, this.messageMeta(node, this.task)] });
   }
 
   /**
@@ -218,6 +227,7 @@ export class RunExecution<S extends AgentState> {
     if (next && next !== "end") metadata[NEXT_NODES_KEY] = [next];
     const { loaded, durable } = this.parts.checkpointer.queue(this.threadId, this.parent, this.state, metadata, this.options.fence);
     this.emit("values", this.state);
+    this.tasks.checkpoint({ threadId: this.threadId, checkpointId: loaded.record.checkpointId, parentCheckpointId: loaded.record.parentId, values: this.state, metadata, next: next && next !== "end" ? [next] : [], step: this.stepNo });
     this.parent = { checkpointId: loaded.record.checkpointId, values: this.state };
     this.writes.track(durable);
     if (this.modes.has("checkpoints")) {
@@ -231,11 +241,19 @@ export class RunExecution<S extends AgentState> {
     for (let i = 0; i < steps.length; i++) {
       const { mw, node } = steps[i];
       this.checkAbort();
-      const answer = callHook(mw, hook, this.state, this.runtime);
-      // A hook that answers synchronously (most do) is not awaited: the loop is not suspended once per hook.
-      const result = isThenable(answer) ? await answer : answer;
+      const task = (this.task = this.tasks.start(node, this.stepNo + 1, this.state));
+      let result: Awaited<ReturnType<typeof callHook>>;
+      try {
+        const answer = callHook(mw, hook, this.state, this.runtime);
+        // A hook that answers synchronously (most do) is not awaited: the loop is not suspended once per hook.
+        result = isThenable(answer) ? await answer : answer;
+      } catch (err) {
+        throw this.tasks.failed(task, err);
+      }
+      const applied = this.apply(result ?? undefined, node, true);
+      this.tasks.finish(task, applied ?? null);
       // like a LangGraph node that returned nothing: the hook ran, its update is null
-      if (!this.apply(result ?? undefined, node, true) && this.modes.has("updates")) this.emit("updates", { [node]: null });
+      if (!applied && this.modes.has("updates")) this.emit("updates", { [node]: null });
       if (!result) continue;
       if (result.jumpTo && !jump) jump = result.jumpTo;
     }
@@ -268,7 +286,7 @@ export class RunExecution<S extends AgentState> {
     this.checkAbort();
     const messages = req.systemPrompt ? [systemMessage(req.systemPrompt, { id: "system-prompt" }), ...req.messages] : req.messages;
     const acc = new AIMessageAccumulator(undefined, { model_provider: req.model.provider, model_name: req.model.modelName });
-    const meta = wantMessages ? this.messageMeta("model", req.model) : undefined;
+    const meta = wantMessages ? this.messageMeta("model", this.task, req.model) : undefined;
     this.modelCalls++;
     for await (const part of req.model.stream({
       messages,
@@ -414,6 +432,7 @@ export class RunExecution<S extends AgentState> {
       return "end";
     }
     if (jumpBefore === "tools") return "tools";
+    const task = (this.task = this.tasks.start("model", this.stepNo + 1, this.state));
     const message = await this.modelHandler({
       model: this.parts.model,
       systemPrompt: this.parts.systemPrompt,
@@ -422,8 +441,10 @@ export class RunExecution<S extends AgentState> {
       settings: { ...this.parts.modelSettings },
       state: this.state,
       runtime: this.runtime,
+    }).catch((err: unknown) => {
+      throw this.tasks.failed(task, err);
     });
-    this.apply({ messages: [message] }, "model");
+    this.tasks.finish(task, this.apply({ messages: [message] }, "model") ?? null);
     const jumpAfter = await this.runHooks("afterModel");
     const next: Phase = jumpAfter === "end" || jumpAfter === "model" || jumpAfter === "tools" ? jumpAfter : pendingToolCalls(this.state.messages) ? "tools" : "end";
     await this.commit("model", { next });
@@ -443,6 +464,8 @@ export class RunExecution<S extends AgentState> {
       this.checkAbort();
     }
     const stateAtCall = this.state;
+    this.toolTasks.clear();
+    pending.calls.forEach((call, i) => this.toolTasks.set(call.id, this.tasks.start("tools", this.stepNo + 1, call, i)));
     const settled = await Promise.allSettled(
       pending.calls.map((call) =>
         runToolCall(this.toolHandler, { toolCall: call, tool: this.parts.tools.get(call.name), state: stateAtCall, runtime: this.runtime }),
@@ -451,22 +474,7 @@ export class RunExecution<S extends AgentState> {
     // Stopped while tools ran: the answers that came back (a sub-agent's "cancelled") are kept, so the thread says how they ended.
     if (this.callerSignal?.aborted) await this.keepAnswered(settled);
     this.checkAbort();
-    const interrupts: Interrupt[] = [];
-    const results: ToolCallResult[] = [];
-    settled.forEach((s, i) => {
-      if (s.status === "fulfilled") results.push(s.value);
-      else if (isGraphInterrupt(s.reason)) interrupts.push((s.reason as GraphInterrupt).interrupt);
-      else if (isAbortError(s.reason)) throw s.reason;
-      else results.push(errorToolMessage(pending.calls[i], `Error: Tool '${pending.calls[i].name}' failed: ${errorMessage(s.reason)}`));
-    });
-    for (const bad of pending.invalid) {
-      results.push(
-        toolMessage(
-          `Error: Invalid arguments for tool '${bad.name}': ${bad.error}. Call the tool again with valid JSON arguments.`,
-          { tool_call_id: bad.id, name: bad.name || "unknown", status: "error" },
-        ),
-      );
-    }
+    const { results, interrupts } = settleToolCalls(settled, pending.calls, pending.invalid, { events: this.tasks, byCall: this.toolTasks });
     let goto: Phase | undefined;
     const toolMessages: ToolMessage[] = [];
     for (const r of results) {
@@ -482,10 +490,7 @@ export class RunExecution<S extends AgentState> {
         if (def?.returnDirect && r.status !== "error") goto = goto ?? "end";
       }
     }
-    if (this.modes.has("messages")) {
-      const meta = this.messageMeta("tools");
-      for (const m of toolMessages) this.deliver({ mode: "messages", ns: this.ns, data: [m, meta] });
-    }
+    if (this.modes.has("messages")) for (const m of toolMessages) this.deliver({ mode: "messages", ns: this.ns, data: [m, this.messageMeta("tools", this.toolTasks.get(m.tool_call_id))] });
     if (interrupts.length) return { next: "end", interrupts };
     await this.commit("tools", { next: goto ?? "model" });
     return { next: goto ?? "model" };

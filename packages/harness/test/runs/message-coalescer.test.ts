@@ -20,8 +20,8 @@ describe("MessageCoalescer", () => {
     const c = new MessageCoalescer((e, d) => out.push([e, d]));
     const meta = { langgraph_node: "model" };
     c.push("messages", [chunk("a", "Hel", { additional_kwargs: { reasoning_content: "th" } }), meta]);
-    c.push("messages", [chunk("a", "lo", { additional_kwargs: { reasoning_content: "ink" }, tool_call_chunks: [{ index: 0, args: "{" }] }), meta]);
-    c.push("messages", [chunk("a", "", { tool_call_chunks: [{ index: 0, args: "}" }], tool_calls: [{ name: "t", args: {}, id: "c1" }] }), meta]);
+    c.push("messages", [chunk("a", "lo", { additional_kwargs: { reasoning_content: "ink" }, tool_call_chunks: [{ index: 0, id: "c1", name: "t", args: '{"q":' }] }), meta]);
+    c.push("messages", [chunk("a", "", { tool_call_chunks: [{ index: 0, id: null, name: null, args: '"x"}' }], invalid_tool_calls: [{ name: null, args: '"x"}', id: null, error: null }] }), meta]);
     expect(out).toHaveLength(0);
     // the `last` chunk (usage) is never merged: it flushes the held deltas and goes out on its own
     c.push("messages", [chunk("a", "", { usage_metadata: { total_tokens: 3 }, chunk_position: "last" }), meta]);
@@ -32,8 +32,10 @@ describe("MessageCoalescer", () => {
       id: "a",
       content: "Hello",
       additional_kwargs: { reasoning_content: "think" },
-      tool_call_chunks: [{ index: 0, args: "{" }, { index: 0, args: "}" }],
-      tool_calls: [{ name: "t", id: "c1" }],
+      // fragments of one call merge by index, as LangChain adds chunks; the merged text is read again
+      tool_call_chunks: [{ index: 0, id: "c1", name: "t", args: '{"q":"x"}' }],
+      tool_calls: [{ name: "t", id: "c1", args: { q: "x" } }],
+      invalid_tool_calls: [],
       usage_metadata: null,
     });
     expect(merged.chunk_position ?? null).toBeNull();

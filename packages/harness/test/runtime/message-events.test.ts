@@ -3,7 +3,8 @@ import { messageEventMeta, unseenMessages } from "../../src/runtime/message-even
 import type { ChatModel } from "../../src/models";
 import type { Message } from "../../src/messages";
 
-const src = { metadata: { model_name: "m" }, threadId: "t1", runId: "r1", ns: [] as string[], step: 3 };
+const TASK = "1f0c2b7e-0000-4000-8000-000000000001";
+const src = { metadata: { model_name: "m" }, threadId: "t1", ns: [] as string[], step: 3, task: { id: TASK } };
 
 describe("messageEventMeta", () => {
   it("marks a model node as reached by its branch, with the provider keys and its checkpoint namespace", () => {
@@ -15,8 +16,8 @@ describe("messageEventMeta", () => {
       langgraph_node: "model",
       langgraph_triggers: ["branch:to:model"],
       langgraph_path: ["__pregel_pull", "model"],
-      langgraph_checkpoint_ns: "model:r1:3",
-      checkpoint_ns: "model:r1:3",
+      langgraph_checkpoint_ns: `model:${TASK}`,
+      checkpoint_ns: `model:${TASK}`,
       ls_provider: "openai",
       ls_model_name: "gpt",
       ls_model_type: "chat",
@@ -24,12 +25,19 @@ describe("messageEventMeta", () => {
     });
   });
 
-  it("marks tool messages as a pushed task, and a nested run carries its namespace", () => {
-    const meta = messageEventMeta({ ...src, ns: ["task:a", "sub"] }, "tools");
+  it("marks tool messages as a pushed task, and a nested run carries its parent's namespace before its own", () => {
+    const meta = messageEventMeta({ ...src, ns: ["tools:p1"] }, "tools");
     expect(meta.langgraph_triggers).toEqual(["__pregel_push"]);
     expect(meta.langgraph_path).toEqual(["__pregel_push", 0, false]);
-    expect(meta.checkpoint_ns).toBe("task:a|sub");
+    expect(meta.langgraph_checkpoint_ns).toBe(`tools:p1|tools:${TASK}`);
+    expect(meta.checkpoint_ns).toBe(`tools:p1|tools:${TASK}`);
     expect(meta).not.toHaveProperty("ls_provider");
+  });
+
+  it("a hook's echo at the top level names its node's namespace only in langgraph_checkpoint_ns", () => {
+    const meta = messageEventMeta(src, "DynamicContextMiddleware.before_agent");
+    expect(meta.langgraph_checkpoint_ns).toBe(`DynamicContextMiddleware.before_agent:${TASK}`);
+    expect(meta).not.toHaveProperty("checkpoint_ns");
   });
 });
 
