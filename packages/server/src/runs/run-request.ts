@@ -49,8 +49,18 @@ export const runCreateRequestSchema = z.strictObject({
   checkpoint_id: z.string().nullable().optional(),
   stream_mode: z.union([streamMode, z.array(streamMode)]).optional(),
   stream_subgraphs: z.boolean().optional(),
-  interrupt_before: z.union([z.literal("*"), z.array(z.string())]).nullable().optional(),
-  interrupt_after: z.union([z.literal("*"), z.array(z.string())]).nullable().optional(),
+  // refused rather than accepted and ignored: a run that should have paused before a node must not run past it
+  interrupt_before: z
+    .union([z.literal("*"), z.array(z.string())])
+    .nullable()
+    .optional()
+    .refine((v) => v === null || v === undefined || (Array.isArray(v) && v.length === 0), { message: "interrupt_before is not supported yet: pausing at a node is not implemented" }),
+  // refused rather than accepted and ignored: a run that should have paused before a node must not run past it
+  interrupt_after: z
+    .union([z.literal("*"), z.array(z.string())])
+    .nullable()
+    .optional()
+    .refine((v) => v === null || v === undefined || (Array.isArray(v) && v.length === 0), { message: "interrupt_after is not supported yet: pausing at a node is not implemented" }),
   on_disconnect: z.enum(["cancel", "continue"]).optional(),
   multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]).optional(),
   stream_resumable: z.literal(false).nullable().optional(),

@@ -56,6 +56,16 @@ describe("LangGraph API through @langchain/langgraph-sdk", () => {
     expect(bad.status).toBe(422);
   });
 
+  it("interrupt_before / interrupt_after naming a node are refused with 422, never accepted and ignored", async () => {
+    const client = await sdk({ steps: ["fine"] });
+    const thread = await client.threads.create();
+    expect(await statusOf(client.runs.create(thread.thread_id, "lead_agent", { input: humanInput("x"), interruptBefore: ["tools"] }))).toBe(422);
+    expect(await statusOf(client.runs.create(thread.thread_id, "lead_agent", { input: humanInput("x"), interruptAfter: "*" }))).toBe(422);
+    // nothing asked for (an empty list) is the same as not sending the field
+    const ok = (await client.runs.wait(thread.thread_id, "lead_agent", { input: humanInput("one"), interruptBefore: [] })) as { messages: unknown[] };
+    expect(ok.messages).toHaveLength(2);
+  });
+
   it("runs.wait raises through the SDK unless raiseError is false", async () => {
     const client = await sdk({ steps: [{ error: { kind: "auth", message: "bad key" } }, { error: { kind: "auth", message: "still bad" } }] });
     const thread = await client.threads.create();
