@@ -44,6 +44,14 @@ export function publicStreamData(mode: string, data: unknown): unknown {
     }
     return out ?? data;
   }
+  // a task's start carries the state it read (`input`), its end what it wrote (`result`): both hold state keys
+  if (mode === "tasks") return publicTaskPayload(data as Record<string, unknown>);
+  if (mode === "debug") {
+    const d = data as Record<string, unknown>;
+    if ((d.type === "task" || d.type === "task_result") && d.payload && typeof d.payload === "object") {
+      return { ...d, payload: publicTaskPayload(d.payload as Record<string, unknown>) };
+    }
+  }
   if (mode === "checkpoints" || mode === "debug") {
     const d = data as Record<string, unknown>;
     if (d.values && typeof d.values === "object") return { ...d, values: publicStateValues(d.values) };
@@ -53,6 +61,17 @@ export function publicStreamData(mode: string, data: unknown): unknown {
     }
   }
   return data;
+}
+
+function publicTaskPayload(payload: Record<string, unknown>): Record<string, unknown> {
+  let out = payload;
+  for (const key of ["input", "result"] as const) {
+    const v = payload[key];
+    if (!v || typeof v !== "object") continue;
+    const masked = publicStateValues(v);
+    if (masked !== v) out = { ...out, [key]: masked };
+  }
+  return out;
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -194,6 +194,8 @@ describe.skipIf(!hasChromium)("sign-in UI e2e (headless Chromium, real gateway w
     page.once("dialog", (d) => void d.accept());
     await page.getByRole("button", { name: "Delete temp@example.com" }).click();
     await page.getByTestId("users-notice").filter({ hasText: "Deleted temp@example.com." }).waitFor();
+    // the notice shows when the delete answered; the list re-renders from its reload after that: wait for the row to go
+    await page.locator(`[data-testid=user-row][data-email="temp@example.com"]`).waitFor({ state: "detached" });
     expect(await page.locator(`[data-testid=user-row][data-email="temp@example.com"]`).count()).toBe(0);
   });
 
